@@ -1,0 +1,47 @@
+# Weft: `make run` serves the embedded default, `make test` runs the whole suite.
+PYTHON ?= python3.13
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test test-sqlite test-postgres check lint typecheck audit-hints bench-mcp venv clean
+
+$(STAMP): requirements/base.txt requirements/dev.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || (command -v pyenv >/dev/null && $$(pyenv root)/versions/$$(cat .python-version)/bin/python -m venv $(VENV))
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements/dev.txt
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	$(PY) manage.py migrate --noinput
+	$(PY) -m uvicorn weft.asgi:application --host 127.0.0.1 --port 8000 --lifespan on
+
+# The whole suite on the embedded SQLite default, then again on a throwaway PostgreSQL
+# cluster with a throwaway Redis beside it.
+test: test-sqlite test-postgres
+
+test-sqlite: $(STAMP)
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+test-postgres: $(STAMP)
+	$(PY) -m tests.servers --postgres --redis -- $(PY) -m pytest -q $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy .
+
+check: lint typecheck test
+
+audit-hints: $(STAMP)
+	$(PY) -m pytest -q tests/mcp/test_hint_audit.py --audit-report
+
+bench-mcp: $(STAMP)
+	$(PY) -m tests.servers --postgres -- $(PY) bench/mcp_overhead.py
+
+clean:
+	rm -rf $(VENV) db.sqlite3 db.sqlite3-* staticfiles artifacts

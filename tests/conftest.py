@@ -1,0 +1,61 @@
+"""Named people: alice (owner) and bob (member) in workspace A; carol alone in workspace B."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.db import connection
+
+from accounts.models import Seat, User, Workspace
+from accounts.services import workspace_create
+
+PASSWORD = "correct horse battery staple"
+
+
+def _person(email: str) -> User:
+    user = User.objects.create_user(email=email, password=PASSWORD)
+    user.emailaddress_set.create(email=email, verified=True, primary=True)
+    return user
+
+
+@pytest.fixture
+def alice(db) -> User:
+    return _person("alice@example.com")
+
+
+@pytest.fixture
+def bob(db, ws_a: Workspace) -> User:
+    user = _person("bob@example.com")
+    Seat.objects.create(workspace=ws_a, user=user, role=Seat.MEMBER)
+    return user
+
+
+@pytest.fixture
+def carol(db) -> User:
+    return _person("carol@example.com")
+
+
+@pytest.fixture
+def ws_a(alice: User) -> Workspace:
+    return workspace_create(owner=alice, name="Acme")
+
+
+@pytest.fixture
+def ws_b(carol: User) -> Workspace:
+    return workspace_create(owner=carol, name="Beta")
+
+
+@pytest.fixture
+def on_postgres() -> None:
+    """Skip unless the suite runs on PostgreSQL (make test runs it there too)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL: run through `python -m tests.servers --postgres -- pytest`")
+
+
+@pytest.fixture
+def redis_url() -> str:
+    url = os.environ.get("WEFT_TEST_REDIS_URL")
+    if not url:
+        pytest.skip("needs Redis: run through `python -m tests.servers --redis -- pytest`")
+    return url

@@ -1,0 +1,89 @@
+"""ASGI entry point: Django, the MCP endpoint and web sockets behind one application.
+
+`/api/mcp` and its protected-resource metadata go to the MCP app (which needs the ASGI
+lifespan), `websocket` scopes go to Channels, everything else to Django.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from typing import Any
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "weft.settings")
+
+from django.core.asgi import get_asgi_application  # noqa: E402
+
+django_app = get_asgi_application()
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.conf import settings  # noqa: E402
+
+from weft.periodic import embedded_timer  # noqa: E402
+from weft.routing import websocket_urlpatterns  # noqa: E402
+
+try:
+    from channels.routing import URLRouter
+except ImportError:  # pragma: no cover
+    raise
+
+websocket_app = AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
+
+
+def _mcp_app() -> Any | None:
+    try:
+        from weft.mcp.server import mcp_asgi_app
+    except ImportError:
+        return None
+    return mcp_asgi_app()
+
+
+mcp_app = _mcp_app()
+MCP_PATHS = ("/api/mcp", "/.well-known/oauth-protected-resource/api/mcp")
+
+
+async def _lifespan(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """Start the MCP app's lifespan and, in the embedded default, the periodic timer."""
+    stop = asyncio.Event()
+    timer: asyncio.Task[None] | None = None
+    if mcp_app is None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                if settings.WEFT_EMBEDDED_TIMER:
+                    timer = asyncio.create_task(embedded_timer(stop))
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                stop.set()
+                if timer:
+                    with contextlib.suppress(Exception):
+                        await timer
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def wrapped_send(message: dict[str, Any]) -> None:
+        nonlocal timer
+        if message["type"] == "lifespan.startup.complete" and settings.WEFT_EMBEDDED_TIMER:
+            timer = asyncio.create_task(embedded_timer(stop))
+        if message["type"] == "lifespan.shutdown.complete":
+            stop.set()
+            if timer:
+                with contextlib.suppress(Exception):
+                    await timer
+        await send(message)
+
+    await mcp_app(scope, receive, wrapped_send)
+
+
+async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    kind = scope["type"]
+    if kind == "lifespan":
+        await _lifespan(scope, receive, send)
+    elif kind == "websocket":
+        await websocket_app(scope, receive, send)
+    elif mcp_app is not None and scope["path"].rstrip("/") in MCP_PATHS:
+        await mcp_app(scope, receive, send)
+    else:
+        await django_app(scope, receive, send)

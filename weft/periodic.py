@@ -1,0 +1,50 @@
+"""The embedded default's timer: runs the Celery beat schedule inside the server process.
+
+With no Redis there is no beat and no worker, so the ASGI lifespan starts this loop and
+calls each scheduled task in a worker thread at its interval. In production Celery beat
+does the same work and this loop is off (WEFT_EMBEDDED_TIMER).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from celery import current_app
+from django.conf import settings
+from django.db import close_old_connections
+
+log = logging.getLogger(__name__)
+
+
+def _run_task(name: str) -> None:
+    close_old_connections()
+    try:
+        current_app.tasks[name].apply()
+    finally:
+        close_old_connections()
+
+
+async def embedded_timer(stop: asyncio.Event, *, tick: float = 1.0) -> None:
+    schedule: dict[str, dict[str, Any]] = settings.CELERY_BEAT_SCHEDULE
+    last: dict[str, float] = {}
+    while not stop.is_set():
+        now = time.monotonic()
+        for entry in schedule.values():
+            name, every = entry["task"], float(entry["schedule"])
+            if now - last.get(name, 0.0) < every:
+                continue
+            last[name] = now
+            if name not in current_app.tasks:
+                continue
+            try:
+                await sync_to_async(_run_task, thread_sensitive=False)(name)
+            except Exception:
+                log.exception("periodic task %s failed", name)
+        try:
+            await asyncio.wait_for(stop.wait(), timeout=tick)
+        except TimeoutError:
+            pass

@@ -1,0 +1,299 @@
+"""Weft settings: one file, driven by environment variables.
+
+With no variables set Weft runs on the embedded default: a SQLite file, an in-memory
+channel layer, eager Celery, console email and debug on. Production is selected by
+DATABASE_URL, REDIS_URL, SECRET_KEY and friends (see .env.example).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+class ConfigError(Exception):
+    """A bad environment value; start-up stops with a message naming the variable."""
+
+
+def _fail(name: str, value: str, expected: str) -> None:
+    message = f"Weft configuration error: {name}={value!r} is not valid ({expected})."
+    raise ConfigError(message)
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    _fail(name, raw, "expected one of true/false, yes/no, on/off, 1/0")
+    return default  # unreachable
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        _fail(name, raw, "expected a whole number")
+    return default  # unreachable
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_url(name: str, default: str, schemes: set[str]) -> str:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    parts = urlsplit(raw)
+    if parts.scheme not in schemes or not (parts.hostname or parts.path.strip("/")):
+        _fail(name, raw, f"expected a URL with scheme {' or '.join(sorted(schemes))}")
+    return raw
+
+
+DEBUG = env_bool("WEFT_DEBUG", True)
+TESTING = "pytest" in sys.modules or env_bool("WEFT_TESTING", False)
+
+SECRET_KEY = env_str("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ConfigError("Weft configuration error: SECRET_KEY is required when WEFT_DEBUG is off.")
+    SECRET_KEY = "weft-insecure-development-key-do-not-use-in-production"
+
+WEFT_BASE_URL = env_url("WEFT_BASE_URL", "http://127.0.0.1:8000", {"http", "https"}).rstrip("/")
+_base = urlsplit(WEFT_BASE_URL)
+
+ALLOWED_HOSTS = env_list(
+    "ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver", _base.hostname or "127.0.0.1"]
+)
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [f"{_base.scheme}://{_base.netloc}"])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "corsheaders",
+    "django_htmx",
+    "channels",
+    "rest_framework",
+    "drf_spectacular",
+    "oauth2_provider",
+    "allauth",
+    "allauth.account",
+    "accounts",
+    "boards",
+    "issues",
+]
+
+MIDDLEWARE = [
+    "corsheaders.middleware.CorsMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
+]
+
+ROOT_URLCONF = "weft.urls"
+WSGI_APPLICATION = "weft.wsgi.application"
+ASGI_APPLICATION = "weft.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "accounts.context_processors.workspace_nav",
+            ],
+        },
+    },
+]
+
+# Database: the embedded default is a SQLite file; DATABASE_URL selects PostgreSQL.
+DATABASE_URL = env_str("DATABASE_URL")
+if DATABASE_URL:
+    _db = urlsplit(DATABASE_URL)
+    if _db.scheme not in {"postgres", "postgresql"} or not _db.path.strip("/"):
+        _fail("DATABASE_URL", DATABASE_URL, "expected postgresql://USER:PASSWORD@HOST:PORT/NAME")
+    import dj_database_url
+
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
+    DATABASES["default"]["ENGINE"] = "django.db.backends.postgresql"
+    # psycopg 3's pool instead of CONN_MAX_AGE, which misbehaves under ASGI.
+    # The test runner creates its own test database and cannot share a pool with it.
+    if not TESTING:
+        DATABASES["default"]["OPTIONS"] = {
+            "pool": {
+                "min_size": env_int("DATABASE_POOL_MIN", 2),
+                "max_size": env_int("DATABASE_POOL_MAX", 20),
+                "timeout": 10,
+            }
+        }
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": env_str("WEFT_SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
+            "OPTIONS": {
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
+        }
+    }
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+AUTH_USER_MODEL = "accounts.User"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+if TESTING:
+    PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+
+LOGIN_URL = "account_login"
+LOGIN_REDIRECT_URL = "home"
+
+# Accounts (django-allauth): email is the login.
+ACCOUNT_LOGIN_METHODS = {"email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
+ACCOUNT_USER_MODEL_USERNAME_FIELD = None
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_EMAIL_VERIFICATION = env_str("ACCOUNT_EMAIL_VERIFICATION", "optional" if DEBUG else "mandatory")
+if ACCOUNT_EMAIL_VERIFICATION not in {"none", "optional", "mandatory"}:
+    _fail("ACCOUNT_EMAIL_VERIFICATION", ACCOUNT_EMAIL_VERIFICATION, "expected none, optional or mandatory")
+ACCOUNT_CONFIRM_EMAIL_ON_GET = False
+ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
+ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False
+ACCOUNT_EMAIL_SUBJECT_PREFIX = "[Weft] "
+ACCOUNT_DEFAULT_HTTP_PROTOCOL = _base.scheme
+
+# Email: console in the embedded default, SMTP when EMAIL_HOST is set.
+EMAIL_HOST = env_str("EMAIL_HOST")
+if EMAIL_HOST:
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_PORT = env_int("EMAIL_PORT", 587)
+    EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+    EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+    EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Weft <weft@localhost>")
+
+# Redis: the channel layer and the Celery broker in production.
+REDIS_URL = env_url("REDIS_URL", "", {"redis", "rediss"})
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL]},
+        }
+    }
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_TASK_ALWAYS_EAGER = False
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CELERY_BROKER_URL = "memory://"
+    CELERY_TASK_ALWAYS_EAGER = True
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE = {
+    "lease-sweep": {"task": "boards.tasks.sweep_leases", "schedule": 30.0},
+    "inbox-reminders": {"task": "boards.tasks.send_inbox_reminders", "schedule": 60.0},
+}
+# In the embedded default the server process runs the periodic work on a timer.
+WEFT_EMBEDDED_TIMER = env_bool("WEFT_EMBEDDED_TIMER", not REDIS_URL and not TESTING)
+
+# OAuth 2.1 for agents (django-oauth-toolkit).
+WEFT_MCP_URL = f"{WEFT_BASE_URL}/api/mcp"
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+OAUTH2_PROVIDER = {
+    "PKCE_REQUIRED": True,
+    "ALLOWED_CODE_CHALLENGE_METHODS": ["S256"],
+    "SCOPES": {"mcp": "Work on your Weft board", "offline_access": "Stay signed in"},
+    "DEFAULT_SCOPES": ["mcp"],
+    "ACCESS_TOKEN_EXPIRE_SECONDS": env_int("OAUTH_ACCESS_TOKEN_SECONDS", 3600),
+    "REFRESH_TOKEN_EXPIRE_SECONDS": env_int("OAUTH_REFRESH_TOKEN_SECONDS", 60 * 60 * 24 * 30),
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 90,
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https", "cursor"],
+    "ALLOW_LOCALHOST_LOOPBACK": True,
+    "OIDC_ISS_ENDPOINT": WEFT_BASE_URL,
+}
+
+CORS_URLS_REGEX = r"^/(o/|\.well-known/|api/mcp).*$"
+CORS_ALLOW_ALL_ORIGINS = True
+
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {"TITLE": "Weft API", "VERSION": "1.0.0"}
+
+# Transport security for the MCP endpoint (Host and Origin allow-lists).
+WEFT_MCP_ALLOWED_HOSTS = env_list("WEFT_MCP_ALLOWED_HOSTS", [_base.netloc, "127.0.0.1:*", "localhost:*"])
+WEFT_MCP_ALLOWED_ORIGINS = env_list(
+    "WEFT_MCP_ALLOWED_ORIGINS",
+    [f"{_base.scheme}://{_base.netloc}", "http://127.0.0.1:*", "http://localhost:*"],
+)
+
+if not DEBUG:
+    SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", _base.scheme == "https")
+    CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+}
