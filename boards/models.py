@@ -1,0 +1,254 @@
+"""The board and the claim loop: Board, Task, Run, ProgressReport, Question, Report, InboxItem, Approval.
+
+Rules live in `lease.py`, `attention.py` and `services.py`; these models hold state only.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+
+class Board(models.Model):
+    workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="boards")
+    name = models.CharField(max_length=100)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Column(models.TextChoices):
+    BACKLOG = "backlog", "Backlog"
+    TODO = "todo", "Todo"
+    DOING = "doing", "Doing"
+    DONE = "done", "Done"
+    DROPPED = "dropped", "Dropped"
+    TRASH = "trash", "Trash"
+
+
+BOARD_COLUMNS = [Column.BACKLOG, Column.TODO, Column.DOING, Column.DONE]
+
+
+class Priority(models.IntegerChoices):
+    LOW = 0, "Low"
+    NORMAL = 1, "Normal"
+    HIGH = 2, "High"
+    URGENT = 3, "Urgent"
+
+
+class Task(models.Model):
+    workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="tasks")
+    board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="tasks")
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    column = models.CharField(max_length=8, choices=Column.choices, default=Column.TODO)
+    priority = models.PositiveSmallIntegerField(choices=Priority.choices, default=Priority.NORMAL)
+    position = models.FloatField(default=0.0)
+    due_at = models.DateTimeField(null=True, blank=True)
+    review_required = models.BooleanField(default=False)
+    estimated_review_minutes = models.PositiveIntegerField(default=5)
+    # Optional verification checks run on completion, e.g. [{"kind": "artifact_kind", "value": "pr"}].
+    checks = models.JSONField(default=list, blank=True)
+    # Fencing token: bumped on every claim, release and sweep.
+    epoch = models.PositiveIntegerField(default=0)
+    assignee_connection = models.ForeignKey(
+        "accounts.AgentConnection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    assignee_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_by_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_by_connection = models.ForeignKey(
+        "accounts.AgentConnection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    trashed_at = models.DateTimeField(null=True, blank=True)
+    trashed_from = models.CharField(max_length=8, choices=Column.choices, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["workspace", "column", "priority"]),
+            models.Index(fields=["board", "column", "position"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.title}"
+
+
+class RunState(models.TextChoices):
+    ACTIVE = "active", "Active"
+    WAITING_INPUT = "waiting_input", "Waiting for input"
+    COMPLETED = "completed", "Completed"
+    STALE = "stale", "Stale"
+    RELEASED = "released", "Released"
+
+
+LIVE_RUN_STATES = [RunState.ACTIVE, RunState.WAITING_INPUT]
+
+
+class Run(models.Model):
+    """One claim of a task by an agent connection (or a person), fenced by the task's epoch."""
+
+    workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="runs")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="runs")
+    run_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    connection = models.ForeignKey(
+        "accounts.AgentConnection", on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
+    )
+    # sha256 of the lease token; cleared when the lease ends. The token itself is shown once.
+    lease_token_hash = models.CharField(max_length=64, blank=True)
+    epoch = models.PositiveIntegerField()
+    state = models.CharField(max_length=16, choices=RunState.choices, default=RunState.ACTIVE)
+    started_at = models.DateTimeField()
+    last_heartbeat_at = models.DateTimeField()
+    lease_expires_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+    end_reason = models.CharField(max_length=200, blank=True)
+    # The approved step this run was started to carry out, if any.
+    approval = models.ForeignKey(
+        "Approval", on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
+    )
+
+    class Meta:
+        constraints = [
+            # One live run per task, enforced by the database.
+            models.UniqueConstraint(
+                fields=["task"], condition=Q(state__in=LIVE_RUN_STATES), name="one_live_run_per_task"
+            )
+        ]
+        indexes = [models.Index(fields=["workspace", "connection", "state"])]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} of task {self.task_id} ({self.state})"
+
+
+class ProgressReport(models.Model):
+    workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="progress")
+    note = models.TextField()
+    status = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+
+class QuestionState(models.TextChoices):
+    OPEN = "open", "Open"
+    ANSWERED = "answered", "Answered"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class Question(models.Model):
+    MAX_LENGTH = 500
+    MAX_OPTIONS = 10
+
+    workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="+")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="questions")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="questions")
+    # The connection the answer is delivered to.
+    connection = models.ForeignKey(
+        "accounts.AgentConnection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    text = models.CharField(max_length=MAX_LENGTH)
+    options = models.JSONField(default=list, blank=True)
+    state = models.CharField(max_length=10, choices=QuestionState.choices, default=QuestionState.OPEN)
+    answer = models.TextField(blank=True)
+    answered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    answered_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+
+class Report(models.Model):
+    """What an agent says it did: checkable artifacts and honest gaps."""
+
+    workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="+")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="reports")
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="report")
+    outcome = models.TextField()
+    artifacts = models.JSONField(default=list, blank=True)
+    claims = models.JSONField(default=list, blank=True)
+    not_done = models.JSONField(default=list, blank=True)
+    unknowns = models.JSONField(default=list, blank=True)
+    next_step = models.TextField(blank=True)
+    # Results of the task's verification checks: [{"check": ..., "passed": bool, "detail": str}].
+    verification = models.JSONField(default=list, blank=True)
+    verification_passed = models.BooleanField(null=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+
+class InboxKind(models.TextChoices):
+    REVIEW = "review", "Review"
+    QUESTION = "question", "Question"
+
+
+class InboxState(models.TextChoices):
+    OPEN = "open", "Open"
+    SNOOZED = "snoozed", "Snoozed"
+    DECIDED = "decided", "Decided"
+
+
+class Decision(models.TextChoices):
+    ACCEPT = "accept", "Accept"
+    REWORK = "rework", "Rework"
+    LATER = "later", "Later"
+    DROP = "drop", "Drop"
+    ANSWERED = "answered", "Answered"
+
+
+class InboxItem(models.Model):
+    """What waits on a person: a review of a completed task, or a question."""
+
+    workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="inbox")
+    kind = models.CharField(max_length=8, choices=InboxKind.choices)
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="inbox_items")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="inbox_items")
+    report = models.ForeignKey(Report, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    question = models.OneToOneField(
+        Question, on_delete=models.CASCADE, null=True, blank=True, related_name="inbox_item"
+    )
+    state = models.CharField(max_length=8, choices=InboxState.choices, default=InboxState.OPEN)
+    decision = models.CharField(max_length=8, choices=Decision.choices, blank=True)
+    note = models.TextField(blank=True)
+    estimated_minutes = models.PositiveIntegerField(default=5)
+    snoozed_until = models.DateTimeField(null=True, blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    reminded_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["workspace", "state", "created_at"])]
+
+
+class Approval(models.Model):
+    """A person's approval of exactly one next step, valid 72 hours, delivered once."""
+
+    workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="+")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="approvals")
+    inbox_item = models.OneToOneField(InboxItem, on_delete=models.CASCADE, related_name="approval")
+    # The connection whose run produced the step; the approval is delivered to it.
+    connection = models.ForeignKey(
+        "accounts.AgentConnection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    step = models.TextField()
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    used_at = models.DateTimeField(null=True, blank=True)

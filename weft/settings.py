@@ -102,6 +102,7 @@ INSTALLED_APPS = [
     "oauth2_provider",
     "allauth",
     "allauth.account",
+    "weft",
     "accounts",
     "boards",
     "issues",
