@@ -101,8 +101,19 @@ def redis_server() -> Iterator[str]:
     port = free_port()
     root = Path(tempfile.mkdtemp(prefix="weft-redis-"))
     proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", str(root)],
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(root),
+        ],
         stdout=subprocess.DEVNULL,
     )
     try:

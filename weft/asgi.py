@@ -13,21 +13,17 @@ from typing import Any
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "weft.settings")
 
-from django.core.asgi import get_asgi_application  # noqa: E402
+from django.core.asgi import get_asgi_application
 
 django_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from weft.periodic import embedded_timer  # noqa: E402
 from weft.routing import websocket_urlpatterns  # noqa: E402
-
-try:
-    from channels.routing import URLRouter
-except ImportError:  # pragma: no cover
-    raise
 
 websocket_app = AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
 

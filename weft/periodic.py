@@ -8,6 +8,7 @@ does the same work and this loop is off (WEFT_EMBEDDED_TIMER).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from typing import Any
@@ -44,7 +45,5 @@ async def embedded_timer(stop: asyncio.Event, *, tick: float = 1.0) -> None:
                 await sync_to_async(_run_task, thread_sensitive=False)(name)
             except Exception:
                 log.exception("periodic task %s failed", name)
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=tick)
-        except TimeoutError:
-            pass
