@@ -259,18 +259,43 @@ WEFT_MCP_URL = f"{WEFT_BASE_URL}/api/mcp"
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
 OAUTH2_PROVIDER = {
     "PKCE_REQUIRED": True,
-    "ALLOWED_CODE_CHALLENGE_METHODS": ["S256"],
     "SCOPES": {"mcp": "Work on your Weft board", "offline_access": "Stay signed in"},
     "DEFAULT_SCOPES": ["mcp"],
     "ACCESS_TOKEN_EXPIRE_SECONDS": env_int("OAUTH_ACCESS_TOKEN_SECONDS", 3600),
     "REFRESH_TOKEN_EXPIRE_SECONDS": env_int("OAUTH_REFRESH_TOKEN_SECONDS", 60 * 60 * 24 * 30),
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 120,
     "ROTATE_REFRESH_TOKEN": True,
     "REFRESH_TOKEN_REUSE_PROTECTION": True,
-    "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 90,
+    # Agents refresh concurrently; a replay inside this window gets the same new pair.
+    "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": env_int("OAUTH_REFRESH_GRACE_SECONDS", 90),
     "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https", "cursor"],
     "ALLOW_LOCALHOST_LOOPBACK": True,
     "OIDC_ISS_ENDPOINT": WEFT_BASE_URL,
+    "REQUEST_APPROVAL_PROMPT": "force",
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_post", "client_secret_basic"],
+    "OIDC_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_post", "client_secret_basic"],
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "CIMD_ENABLED": True,
+    "OAUTH2_PROTECTED_RESOURCE_IDENTIFIER": WEFT_MCP_URL,
+    "OAUTH2_PROTECTED_RESOURCE_NAME": "Weft",
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
 }
+# Open dynamic client registration, limited per client IP (count per hour).
+WEFT_DCR_RATE_PER_HOUR = env_int("WEFT_DCR_RATE_PER_HOUR", 30)
+# Test-only: a fixed bearer token accepted by the MCP endpoint (the conformance suite
+# cannot sign in). Refused outside debug mode.
+WEFT_MCP_TEST_TOKEN = env_str("WEFT_MCP_TEST_TOKEN")
+if WEFT_MCP_TEST_TOKEN and not DEBUG:
+    raise ConfigError("Weft configuration error: WEFT_MCP_TEST_TOKEN is for tests and needs WEFT_DEBUG on.")
 
 CORS_URLS_REGEX = r"^/(o/|\.well-known/|api/mcp).*$"
 CORS_ALLOW_ALL_ORIGINS = True
