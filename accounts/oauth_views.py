@@ -1,0 +1,139 @@
+"""OAuth for agents: our consent page (pick the workspace) and rate-limited client registration.
+
+Everything else — token, revocation, metadata, client-id metadata documents — is
+django-oauth-toolkit's own views, configured in settings.OAUTH2_PROVIDER.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from django import forms
+from django.conf import settings
+from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from oauth2_provider.exceptions import OAuthToolkitError
+from oauth2_provider.forms import AllowForm
+from oauth2_provider.models import Application
+from oauth2_provider.views import AuthorizationView, DynamicClientRegistrationView
+from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error, InvalidRequestError
+
+from accounts.connections import connection_authorize
+from accounts.models import Seat
+
+
+class ConsentForm(AllowForm):
+    workspace = forms.CharField(required=False)
+
+
+def _same_resource(a: str, b: str) -> bool:
+    return a.rstrip("/") == b.rstrip("/")
+
+
+class ConsentView(AuthorizationView):
+    """The authorization endpoint: DOT validates the request, the person picks a workspace.
+
+    The grant is bound to that workspace as an AgentConnection (accounts.connections).
+    """
+
+    template_name = "accounts/oauth_consent.html"
+    form_class = ConsentForm
+
+    def validate_authorization_request(self, request: HttpRequest) -> tuple[Any, dict[str, Any]]:
+        scopes, credentials = super().validate_authorization_request(request)
+        redirect_uri = credentials.get("redirect_uri")
+        state = credentials.get("state")
+        # S256 only: oauthlib treats a missing method as "plain".
+        if credentials.get("code_challenge_method", "plain") != "S256":
+            raise OAuthToolkitError(
+                error=InvalidRequestError(
+                    description='PKCE code_challenge_method must be "S256".', state=state
+                ),
+                redirect_uri=redirect_uri,
+            )
+        # RFC 8707: Weft issues tokens for its MCP endpoint only.
+        for resource in request.GET.getlist("resource"):
+            if not _same_resource(resource, settings.WEFT_MCP_URL):
+                raise OAuthToolkitError(
+                    error=CustomOAuth2Error(
+                        error="invalid_target",
+                        description=f"Unknown resource; this server issues tokens for {settings.WEFT_MCP_URL}",
+                        state=state,
+                    ),
+                    redirect_uri=redirect_uri,
+                )
+        return scopes, credentials
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        seats = list(
+            Seat.objects.select_related("workspace")
+            .filter(user=self.request.user)
+            .order_by("workspace__name")
+        )
+        redirect_uri = self.oauth2_data.get("redirect_uri") or self.request.POST.get("redirect_uri", "")
+        parts = urlsplit(redirect_uri or "")
+        context.update(
+            seats=seats,
+            redirect_host=parts.hostname or parts.scheme or redirect_uri,
+            redirect_scheme=parts.scheme,
+            mcp_url=settings.WEFT_MCP_URL,
+        )
+        return context
+
+    def form_valid(self, form: ConsentForm) -> HttpResponse:  # type: ignore[override]
+        if form.cleaned_data.get("allow"):
+            slug = form.cleaned_data.get("workspace") or ""
+            seat = (
+                Seat.objects.select_related("workspace")
+                .filter(user=self.request.user, workspace__slug=slug)
+                .first()
+            )
+            if seat is None:
+                form.add_error("workspace", "Pick one of your workspaces.")
+                return self.form_invalid(form)
+            application = Application.objects.get(client_id=form.cleaned_data["client_id"])
+            connection_authorize(user=self.request.user, application=application, workspace=seat.workspace)  # type: ignore[arg-type]
+        return super().form_valid(form)
+
+    def form_invalid(self, form: ConsentForm) -> HttpResponse:  # type: ignore[override]
+        data = form.data
+        application = Application.objects.filter(client_id=data.get("client_id", "")).first()
+        self.oauth2_data = {
+            "application": application,
+            "redirect_uri": data.get("redirect_uri", ""),
+            "scopes": (data.get("scope") or "").split(),
+        }
+        return self.render_to_response(
+            self.get_context_data(form=form, application=application, scopes=self.oauth2_data["scopes"]),
+            status=400,
+        )
+
+
+def _client_ip(request: HttpRequest) -> str:
+    return str(request.META.get("REMOTE_ADDR", "unknown"))
+
+
+class RateLimitedRegistrationView(DynamicClientRegistrationView):
+    """RFC 7591 open registration, at most WEFT_DCR_RATE_PER_HOUR new clients per IP an hour."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        key = f"weft:dcr:{_client_ip(request)}"
+        cache.add(key, 0, timeout=3600)
+        try:
+            count = cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.set(key, 1, timeout=3600)
+            count = 1
+        if count > settings.WEFT_DCR_RATE_PER_HOUR:
+            response = JsonResponse(
+                {
+                    "error": "invalid_client_metadata",
+                    "error_description": "Too many client registrations from this address; try again later.",
+                },
+                status=429,
+            )
+            response["Retry-After"] = "3600"
+            return response
+        return super().post(request, *args, **kwargs)
