@@ -4,4 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-websocket_urlpatterns: list[Any] = []
+from boards.routing import websocket_urlpatterns as boards_websockets
+
+websocket_urlpatterns: list[Any] = [*boards_websockets]

@@ -1,0 +1,119 @@
+"""The workspace web socket: session-authenticated, scoped to seats, one group per workspace."""
+
+from __future__ import annotations
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.test import Client
+
+from accounts.models import User, Workspace
+from boards.consumers import REFUSED
+from boards.push import push_event
+from weft.asgi import application
+from weft.models import Event
+
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+
+def _cookie(user: User | None) -> bytes:
+    if user is None:
+        return b""
+    client = Client()
+    client.force_login(user)
+    return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}".encode()
+
+
+async def _socket(user: User | None, workspace: Workspace | str) -> WebsocketCommunicator:
+    slug = workspace if isinstance(workspace, str) else workspace.slug
+    headers = [(b"origin", b"http://testserver"), (b"host", b"testserver")]
+    cookie = await sync_to_async(_cookie)(user)
+    if cookie:
+        headers.append((b"cookie", cookie))
+    return WebsocketCommunicator(application, f"/ws/w/{slug}/", headers=headers)
+
+
+def _event(workspace: Workspace, seq: int = 1) -> Event:
+    return Event(
+        workspace_id=workspace.pk,
+        seq=seq,
+        type="inbox.item_created",
+        entity_type="inbox_item",
+        entity_id="42",
+    )
+
+
+async def test_it_pushes_a_workspace_event_to_a_member(alice, bob, ws_a):
+    for user in (alice, bob):
+        socket = await _socket(user, ws_a)
+        connected, _ = await socket.connect()
+        assert connected
+        await sync_to_async(push_event)(_event(ws_a, seq=7))
+        message = await socket.receive_json_from(timeout=2)
+        assert message == {
+            "type": "event",
+            "seq": 7,
+            "event": "inbox.item_created",
+            "entity_type": "inbox_item",
+            "entity_id": "42",
+        }
+        await socket.disconnect()
+
+
+async def test_it_never_pushes_workspace_a_events_to_workspace_b(alice, carol, ws_a, ws_b):
+    theirs = await _socket(carol, ws_b)
+    ours = await _socket(alice, ws_a)
+    assert (await theirs.connect())[0]
+    assert (await ours.connect())[0]
+    await sync_to_async(push_event)(_event(ws_a))
+    assert (await ours.receive_json_from(timeout=2))["event"] == "inbox.item_created"
+    assert await theirs.receive_nothing(timeout=0.3)
+    await sync_to_async(push_event)(_event(ws_b, seq=3))
+    assert (await theirs.receive_json_from(timeout=2))["seq"] == 3
+    assert await ours.receive_nothing(timeout=0.3)
+    await theirs.disconnect()
+    await ours.disconnect()
+
+
+async def test_it_refuses_a_socket_for_a_workspace_without_a_seat(carol, ws_a, ws_b):
+    socket = await _socket(carol, ws_a)
+    connected, code = await socket.connect()
+    assert not connected
+    assert code == REFUSED
+
+
+async def test_it_refuses_an_anonymous_socket(ws_a):
+    socket = await _socket(None, ws_a)
+    connected, code = await socket.connect()
+    assert not connected
+    assert code == REFUSED
+
+
+async def test_it_refuses_a_missing_workspace(alice, ws_a):
+    connected, code = await (await _socket(alice, "no-such-workspace")).connect()
+    assert not connected
+    assert code == REFUSED
+
+
+async def test_it_answers_a_ping(alice, ws_a):
+    socket = await _socket(alice, ws_a)
+    assert (await socket.connect())[0]
+    await socket.send_json_to({"type": "ping"})
+    assert await socket.receive_json_from(timeout=2) == {"type": "pong"}
+    await socket.disconnect()
+
+
+async def test_it_pushes_through_the_redis_channel_layer(alice, carol, ws_a, ws_b, redis_url, settings):
+    settings.CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [redis_url]}}
+    }
+    ours = await _socket(alice, ws_a)
+    theirs = await _socket(carol, ws_b)
+    assert (await ours.connect())[0]
+    assert (await theirs.connect())[0]
+    await sync_to_async(push_event)(_event(ws_a, seq=11))
+    assert (await ours.receive_json_from(timeout=3))["seq"] == 11
+    assert await theirs.receive_nothing(timeout=0.5)
+    await ours.disconnect()
+    await theirs.disconnect()
