@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 Marker = Literal["Next", "Wait", "Done", "Fix"]
 MARKERS = ("Next:", "Or:", "Wait:", "Done.", "Fix:")
@@ -172,3 +172,19 @@ def problems(text: str, payload: Mapping[str, Any] | None = None, *, cli: bool =
             if len(markers) == 1 and payload.get("_or_action"):
                 found.append("consistency: _or_action without an Or: line")
     return found
+
+
+class Renderable(Protocol):
+    """What every service and selector result offers a surface."""
+
+    @property
+    def hint(self) -> Hint: ...
+
+    def payload(self) -> dict[str, Any]: ...
+
+    def summary(self) -> str: ...
+
+
+def render(result: Renderable, *, cli: bool = False) -> tuple[str, dict[str, Any]]:
+    """A result's text form (summary, then marker lines) and its JSON form (payload + `_next_action`)."""
+    return render_text(result.summary(), result.hint, cli=cli), {**result.payload(), **result.hint.as_json()}
