@@ -58,7 +58,7 @@ class ConsentView(AuthorizationView):
                 raise OAuthToolkitError(
                     error=CustomOAuth2Error(
                         error="invalid_target",
-                        description=f"Unknown resource; this server issues tokens for {settings.WEFT_MCP_URL}",
+                        description=f"Unknown resource; tokens here are for {settings.WEFT_MCP_URL}",
                         state=state,
                     ),
                     redirect_uri=redirect_uri,

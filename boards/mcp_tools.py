@@ -1,0 +1,319 @@
+"""The board's MCP tools: thin adapters over boards.services and boards.selectors.
+
+Each tool parses its arguments (the SDK validates them against the signature), lets
+weft.mcp.server.call_as_connection resolve the caller's connection, check the workspace and
+meter the call, calls one service or selector, and renders the result with its hint. The
+tenant always comes from the connection, never from an argument.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field
+
+from weft.mcp.server import call_as_connection
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from accounts.models import AgentConnection
+
+
+class HintedOutput(BaseModel):
+    """Every tool's structuredContent: the result's payload plus its next action."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    next_action: str | None = Field(
+        alias="_next_action",
+        description="The one next action: a `Next:`, `Wait:`, `Fix:` line or `Done.`; run it as written.",
+    )
+    or_action: str | None = Field(
+        default=None, alias="_or_action", description="The fallback `Or:` line, beside a Next: only."
+    )
+
+
+class ClaimOutput(HintedOutput):
+    runId: str | None = Field(default=None, description="The run this claim started (or the live one).")
+    leaseToken: str | None = Field(default=None, description="Secret for lease-guarded calls; shown once.")
+    leaseExpiresAt: str | None = Field(default=None, description="ISO 8601; renew before it passes.")
+    renewEverySeconds: int | None = Field(default=None, description="Call report_progress this often.")
+    epoch: int | None = Field(default=None, description="The task's fencing token for this claim.")
+
+
+TaskId = Annotated[int, Field(description="The task's id, as shown by get_my_work or get_board_state.")]
+RunId = Annotated[str, Field(description="runId returned by start_task.")]
+LeaseToken = Annotated[str, Field(description="leaseToken returned by start_task.")]
+
+
+class Artifact(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["url", "commit", "file", "pr"] = Field(description="What the artifact is.")
+    uri: str = Field(description="Where a person can check it without trusting the agent.")
+    httpStatus: int | None = Field(default=None, description="HTTP status you observed for a url.")
+    sha256: str | None = Field(default=None, description="Content hash for a file.")
+
+
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
+
+def _writes(*, idempotent: bool, destructive: bool = False) -> ToolAnnotations:
+    return ToolAnnotations(
+        read_only_hint=False, destructive_hint=destructive, idempotent_hint=idempotent, open_world_hint=False
+    )
+
+
+async def get_my_work() -> Annotated[CallToolResult, HintedOutput]:
+    """Start here. What this connection holds (runs and lease expiry), what waits on a person for it,
+    answers and approvals not yet delivered, overdue and due-soon tasks, whether there is room to start
+    anything (`capacity`), then the best next task."""
+    from boards import selectors
+
+    return await call_as_connection(lambda c: selectors.work_for_connection(connection=c))
+
+
+async def start_task(id: TaskId) -> Annotated[CallToolResult, ClaimOutput]:
+    """Claim a task with a 20-minute lease (task → Doing). Returns runId, leaseToken, renewEverySeconds,
+    leaseExpiresAt and the task's context (description, last run's notes, rework notes, approved step,
+    answers). Starting a task you already hold returns your live run. Refusals such as already_claimed
+    or attention_queue_full are normal answers: follow their Wait:/Fix: line."""
+    from boards import services
+
+    return await call_as_connection(lambda c: services.task_claim(task_id=id, connection=c))
+
+
+async def report_progress(
+    runId: RunId,
+    leaseToken: LeaseToken,
+    note: Annotated[str, Field(description="What you did since the last report, in a sentence or two.")],
+    status: Annotated[str | None, Field(description="Optional short status label.")] = None,
+) -> Annotated[CallToolResult, HintedOutput]:
+    """Heartbeat: record progress and renew the lease to now + 20 minutes. Call at least every 5 minutes
+    while you work. A stale, released or superseded lease answers lease_lost."""
+    from boards import services
+
+    return await call_as_connection(
+        lambda c: services.run_heartbeat(
+            workspace=c.workspace, run_id=runId, lease_token=leaseToken, note=note, status=status
+        )
+    )
+
+
+async def request_input(
+    runId: RunId,
+    leaseToken: LeaseToken,
+    question: Annotated[str, Field(description="The decision a person must make (at most 500 characters).")],
+    options: Annotated[
+        list[str] | None, Field(description="Up to 10 answers to pick from; free text is always allowed.")
+    ] = None,
+) -> Annotated[CallToolResult, HintedOutput]:
+    """Ask a person for a decision only they can make. The question goes to their Inbox; your claim holds
+    for 60 minutes without heartbeats. Weft never calls you: the answer arrives with get_my_work or
+    start_task."""
+    from boards import services
+
+    return await call_as_connection(
+        lambda c: services.run_request_input(
+            workspace=c.workspace, run_id=runId, lease_token=leaseToken, question=question, options=options
+        )
+    )
+
+
+async def complete_task(
+    runId: RunId,
+    leaseToken: LeaseToken,
+    outcome: Annotated[str, Field(description="What is now true, in a few sentences.")],
+    artifacts: Annotated[
+        list[Artifact] | None, Field(description="Things a person can check: urls, commits, files, PRs.")
+    ] = None,
+    claims: Annotated[list[str] | None, Field(description="Statements you verified.")] = None,
+    notDone: Annotated[list[str] | None, Field(description="What you did not do.")] = None,
+    unknowns: Annotated[list[str] | None, Field(description="What you are unsure of.")] = None,
+    nextStep: Annotated[
+        str,
+        Field(description="The one follow-up step you propose; accepting the review approves exactly it."),
+    ] = "",
+) -> Annotated[CallToolResult, HintedOutput]:
+    """Finish with a report. Never fails for lack of evidence. The task goes to Done, or to the Inbox when it
+    needs review (review_required or a failed check); an approved nextStep comes back through get_my_work."""
+    from boards import services
+
+    return await call_as_connection(
+        lambda c: services.run_complete(
+            workspace=c.workspace,
+            run_id=runId,
+            lease_token=leaseToken,
+            outcome=outcome,
+            artifacts=[a.model_dump(exclude_none=True) for a in artifacts or []],
+            claims=claims or [],
+            not_done=notDone or [],
+            unknowns=unknowns or [],
+            next_step=nextStep,
+        )
+    )
+
+
+async def release_task(
+    runId: RunId,
+    leaseToken: LeaseToken,
+    reason: Annotated[str, Field(description="Why you give the task back.")],
+) -> Annotated[CallToolResult, HintedOutput]:
+    """Give a task back on purpose: the lease ends and the task returns to Todo for anyone."""
+    from boards import services
+
+    return await call_as_connection(
+        lambda c: services.run_release(
+            workspace=c.workspace, run_id=runId, lease_token=leaseToken, reason=reason
+        )
+    )
+
+
+async def get_board_state(
+    boardId: Annotated[
+        int | None, Field(description="A board's id; the workspace's first board if omitted.")
+    ] = None,
+) -> Annotated[CallToolResult, HintedOutput]:
+    """The board's columns (Backlog, Todo, Doing, Done) with their tasks, holders and leases."""
+    from boards import selectors
+
+    return await call_as_connection(lambda c: selectors.board_state(workspace=c.workspace, board_id=boardId))
+
+
+async def get_task(id: TaskId) -> Annotated[CallToolResult, HintedOutput]:
+    """One task in full: description, checks, reports and the run timeline."""
+    from boards import selectors
+
+    return await call_as_connection(lambda c: selectors.task_detail(workspace=c.workspace, task_id=id))
+
+
+async def search(
+    query: Annotated[str, Field(description="Words to find in task titles and descriptions.")],
+    limit: Annotated[int, Field(ge=1, le=100, description="At most this many tasks.")] = 20,
+) -> Annotated[CallToolResult, HintedOutput]:
+    """Find tasks in this workspace by text."""
+    from boards import selectors
+
+    return await call_as_connection(
+        lambda c: selectors.search_tasks(workspace=c.workspace, query=query, limit=limit)
+    )
+
+
+Column = Literal["backlog", "todo", "done", "dropped"]
+Priority = Annotated[int, Field(ge=0, le=3, description="0 low, 1 normal, 2 high, 3 urgent.")]
+
+
+async def create_task(
+    title: Annotated[str, Field(min_length=1, max_length=200, description="A short imperative title.")],
+    description: Annotated[str, Field(description="What done looks like.")] = "",
+    column: Annotated[Column, Field(description="Where the task starts.")] = "todo",
+    priority: Priority = 1,
+    dueAt: Annotated[datetime | None, Field(description="ISO 8601 due date and time.")] = None,
+    reviewRequired: Annotated[
+        bool, Field(description="Stop in the Inbox for a person on completion.")
+    ] = False,
+    estimatedReviewMinutes: Annotated[int, Field(ge=1, le=600, description="Minutes a review takes.")] = 5,
+    boardId: Annotated[int | None, Field(description="The board; the first board if omitted.")] = None,
+) -> Annotated[CallToolResult, HintedOutput]:
+    """Add a task to the board (counts against the plan's monthly tasks)."""
+    from boards import services
+    from boards.access import access_board
+
+    def run(c: AgentConnection) -> Any:
+        board = access_board(c.workspace, boardId) if boardId is not None else None
+        return services.task_create(
+            workspace=c.workspace,
+            title=title,
+            board=board,
+            description=description,
+            column=column,
+            priority=priority,
+            due_at=dueAt,
+            review_required=reviewRequired,
+            estimated_review_minutes=estimatedReviewMinutes,
+            by_connection=c,
+        )
+
+    return await call_as_connection(run)
+
+
+async def update_task(
+    id: TaskId,
+    title: Annotated[str | None, Field(min_length=1, max_length=200, description="New title.")] = None,
+    description: Annotated[str | None, Field(description="New description.")] = None,
+    priority: Annotated[
+        int | None, Field(ge=0, le=3, description="0 low, 1 normal, 2 high, 3 urgent.")
+    ] = None,
+    dueAt: Annotated[datetime | None, Field(description="New ISO 8601 due date and time.")] = None,
+    reviewRequired: Annotated[bool | None, Field(description="Whether completion stops for review.")] = None,
+    estimatedReviewMinutes: Annotated[
+        int | None, Field(ge=1, le=600, description="Minutes a review takes.")
+    ] = None,
+    column: Annotated[
+        Column | None, Field(description="Move the task; Doing is reached only through start_task.")
+    ] = None,
+) -> Annotated[CallToolResult, HintedOutput]:
+    """Change a task's fields or move it between backlog, todo, done and dropped."""
+    from boards import services
+    from boards.access import access_task
+
+    changes = {
+        key: value
+        for key, value in {
+            "title": title,
+            "description": description,
+            "priority": priority,
+            "due_at": dueAt,
+            "review_required": reviewRequired,
+            "estimated_review_minutes": estimatedReviewMinutes,
+        }.items()
+        if value is not None
+    }
+
+    def run(c: AgentConnection) -> Any:
+        task = access_task(c.workspace, id)
+        result = None
+        if changes or column is None:
+            result = services.task_update(task=task, by_connection=c, **changes)
+        if column is not None:
+            task.refresh_from_db()
+            result = services.task_move(task=task, column=column, by_connection=c)
+        return result
+
+    return await call_as_connection(run)
+
+
+async def noop() -> Annotated[CallToolResult, HintedOutput]:
+    """Benchmark baseline: the whole call path (auth, connection, metering) around no service."""
+    from weft.hints import DONE
+    from weft.mcp.server import success_result
+
+    return await call_as_connection(lambda c: success_result("Nothing done.", {}, DONE))
+
+
+TOOLS: list[tuple[Any, ToolAnnotations]] = [
+    (get_my_work, READ_ONLY),
+    (start_task, _writes(idempotent=True)),
+    (report_progress, _writes(idempotent=False)),
+    (request_input, _writes(idempotent=False)),
+    (complete_task, _writes(idempotent=False)),
+    (release_task, _writes(idempotent=False, destructive=True)),
+    (get_board_state, READ_ONLY),
+    (get_task, READ_ONLY),
+    (search, READ_ONLY),
+    (create_task, _writes(idempotent=False)),
+    (update_task, _writes(idempotent=True, destructive=True)),
+]
+
+
+def register(server: MCPServer, *, with_noop: bool = False) -> None:
+    """Register the board's tools (and the benchmark's no-op when asked)."""
+    for fn, hints in TOOLS:
+        server.add_tool(fn, name=fn.__name__, annotations=hints, structured_output=True)
+    if with_noop:
+        server.add_tool(noop, name="noop", annotations=READ_ONLY, structured_output=True)

@@ -1,0 +1,198 @@
+"""Weft's MCP server: the official SDK's MCPServer, stateless, JSON responses, OAuth-protected.
+
+weft/asgi.py mounts `mcp_asgi_app()` at /api/mcp (and its protected-resource metadata) and
+forwards the ASGI lifespan to it. Each app registers its own tools (boards/mcp_tools.py);
+this module holds what they share: the call wrapper that resolves the caller's connection,
+meters the call, runs the service and renders the result with its hint.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import close_old_connections
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import CallToolResult, TextContent
+from pydantic import AnyHttpUrl, ValidationError
+from starlette.middleware.cors import CORSMiddleware
+from starlette.types import ASGIApp
+
+from weft.errors import WeftError, invalid_argument
+from weft.hints import Hint, fix, render_text, wait
+
+MCP_PATH = "/api/mcp"
+
+INSTRUCTIONS = """\
+Weft is the task board you share with the people you work for. The server holds the loop:
+1. get_my_work {} — what you hold, answers and approvals waiting for you, and the best next task.
+2. start_task {"id": ...} — claim it (a 20-minute lease). Never work on a task you have not started.
+3. report_progress with runId, leaseToken and a note at least every 5 minutes; it renews the lease.
+4. request_input only when a person must decide; the answer comes back through get_my_work.
+5. complete_task with the outcome and evidence (artifacts, claims, notDone, unknowns, nextStep).
+already_claimed and attention_queue_full are normal answers: do what their Wait:/Fix: line says.
+Every response ends with one next action (Next:, Or:, Wait:, Fix: or Done.) — follow it.
+"""
+
+
+def error_result(error: WeftError) -> CallToolResult:
+    """A refusal the agent acts on: isError, `Error:` + `Fix:`/`Wait:` text, `_next_action` in JSON."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=error.as_text())],
+        structured_content=error.as_json(),
+        is_error=True,
+    )
+
+
+def success_result(summary: str, payload: dict[str, Any], hint: Hint) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=render_text(summary, hint))],
+        structured_content={**payload, **hint.as_json()},
+    )
+
+
+def render_result(result: Any) -> CallToolResult:
+    """A service/selector result (hint, payload(), summary()) as an MCP tool result."""
+    return success_result(result.summary(), result.payload(), result.hint)
+
+
+def _unauthenticated() -> WeftError:
+    return WeftError(
+        "unauthenticated",
+        "this call carries no signed-in agent connection",
+        fix=wait("the person signs the agent in to Weft again", "get_my_work"),
+    )
+
+
+def _run_for_connection(fn: Callable[[Any], Any], connection_id: int | None) -> CallToolResult:
+    """Sync part of a tool call: load the connection, check the workspace, meter, run, render."""
+    from accounts.access import require_active_workspace
+    from accounts.models import AgentConnection, Usage
+    from accounts.services import usage_consume
+
+    close_old_connections()
+    try:
+        connection = (
+            AgentConnection.objects.select_related("workspace", "workspace__plan", "user")
+            .filter(pk=connection_id, revoked_at=None)
+            .first()
+            if connection_id is not None
+            else None
+        )
+        if connection is None:
+            return error_result(_unauthenticated())
+        try:
+            require_active_workspace(connection.workspace)
+            usage_consume(workspace=connection.workspace, kind=Usage.AGENT_CALLS)
+            outcome = fn(connection)
+        except WeftError as error:
+            return error_result(error)
+        return outcome if isinstance(outcome, CallToolResult) else render_result(outcome)
+    finally:
+        close_old_connections()
+
+
+async def call_as_connection(fn: Callable[[Any], Any]) -> CallToolResult:
+    """Run `fn(connection)` for the caller's connection in a worker thread; WeftError → isError result.
+
+    `fn` returns a service result (rendered here) or a ready CallToolResult.
+    """
+    token = get_access_token()
+    connection_id = (token.claims or {}).get("connection_id") if token else None
+    return await sync_to_async(_run_for_connection, thread_sensitive=False)(fn, connection_id)
+
+
+class WeftMCPServer(MCPServer):
+    """MCPServer whose argument errors and unknown tools keep the hint contract."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                first = cause.errors()[0] if cause.errors() else {"loc": ("arguments",), "msg": "invalid"}
+                field = ".".join(str(part) for part in first["loc"]) or "arguments"
+                return error_result(invalid_argument(field, str(first["msg"]), fix_hint=fix("get_my_work")))
+            if self._tool_manager.get_tool(name) is None:
+                return error_result(
+                    WeftError(
+                        "not_found",
+                        f"there is no tool named {name!r}",
+                        details={"kind": "tool", "id": name},
+                        fix=fix("get_my_work"),
+                    )
+                )
+            raise
+
+
+def build_server() -> WeftMCPServer:
+    from weft.mcp.verifier import ConnectionTokenVerifier
+
+    server = WeftMCPServer(
+        name="Weft",
+        title="Weft task board",
+        instructions=INSTRUCTIONS,
+        website_url=settings.WEFT_BASE_URL,
+        version="1.0.0",
+        token_verifier=ConnectionTokenVerifier(),
+        auth=AuthSettings(
+            issuer_url=AnyHttpUrl(settings.WEFT_BASE_URL),
+            resource_server_url=AnyHttpUrl(settings.WEFT_MCP_URL),
+            required_scopes=["mcp"],
+            validate_token_resource=True,
+        ),
+    )
+    from boards.mcp_tools import register as register_board_tools
+
+    # The benchmark's no-op tool exists only when the benchmark starts the server.
+    register_board_tools(server, with_noop=os.environ.get("WEFT_MCP_BENCH_NOOP") == "1")
+    return server
+
+
+def _origin_regex(origins: list[str]) -> str:
+    """Starlette's CORS origin pattern for our allow-list (`:*` = any port)."""
+    parts = []
+    for origin in origins:
+        if origin.endswith(":*"):
+            parts.append(re.escape(origin[:-2]) + r":\d+")
+        else:
+            parts.append(re.escape(origin))
+    return "^(" + "|".join(parts) + ")$"
+
+
+def mcp_asgi_app() -> ASGIApp:
+    """The ASGI app for /api/mcp and /.well-known/oauth-protected-resource/api/mcp."""
+    app = build_server().streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        stateless_http=True,
+        json_response=True,
+        transport_security=TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=list(settings.WEFT_MCP_ALLOWED_HOSTS),
+            allowed_origins=list(settings.WEFT_MCP_ALLOWED_ORIGINS),
+        ),
+    )
+    # Browser-based MCP clients: the same origins the transport security admits.
+    return CORSMiddleware(
+        app,
+        allow_origin_regex=_origin_regex(list(settings.WEFT_MCP_ALLOWED_ORIGINS)),
+        allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+        allow_headers=[
+            "authorization",
+            "content-type",
+            "mcp-protocol-version",
+            "mcp-session-id",
+            "last-event-id",
+        ],
+        expose_headers=["mcp-session-id", "mcp-protocol-version", "www-authenticate"],
+        max_age=600,
+    )
