@@ -5,5 +5,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
     path("", include("accounts.oauth_urls")),
+    path("", include("accounts.agent_urls")),
     path("", include("accounts.urls")),
 ]
