@@ -10,9 +10,9 @@ from django.core.mail import send_mass_mail
 from django.db import transaction
 from django.db.models import Q
 from django.urls import reverse
-from django.utils import timezone
 
 from accounts.models import Seat, Workspace
+from boards import clock
 from boards.models import InboxItem, InboxKind, InboxState
 
 REMIND_AFTER = timedelta(minutes=20)
@@ -71,7 +71,7 @@ def _messages(workspace: Workspace, items: list[InboxItem], now: datetime) -> li
 
 def inbox_remind(*, now: datetime | None = None) -> int:
     """Email each workspace's people about Inbox items open 20 minutes or more; returns items reminded."""
-    now = now or timezone.now()
+    now = now or clock.db_now()
     claimed: dict[int, list[InboxItem]] = defaultdict(list)
     with transaction.atomic():
         for item in _due_items(now):
