@@ -64,7 +64,5 @@ def require_active_workspace(workspace: Workspace) -> None:
             "workspace_suspended",
             f"workspace {workspace.slug} is suspended by the operators; agent calls are refused",
             details={"workspace": workspace.slug},
-            fix=wait(
-                f"an operator lifts the suspension of workspace {workspace.slug}", "get_my_work"
-            ),
+            fix=wait(f"an operator lifts the suspension of workspace {workspace.slug}", "get_my_work"),
         )

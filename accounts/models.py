@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from datetime import date, timedelta
+from typing import ClassVar
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, BaseUserManager
@@ -42,9 +43,9 @@ class User(AbstractUser):
     name = models.CharField(max_length=150, blank=True)
 
     USERNAME_FIELD = "email"
-    REQUIRED_FIELDS: list[str] = []
+    REQUIRED_FIELDS: ClassVar[list[str]] = []
 
-    objects = UserManager()  # type: ignore[misc]
+    objects = UserManager()  # type: ignore[misc,assignment]
 
     def __str__(self) -> str:
         return self.email
@@ -198,7 +199,7 @@ class Invitation(models.Model):
 
 
 class AgentConnection(models.Model):
-    """One OAuth client signed in by one user for one workspace; everything an agent does is attributed to it."""
+    """One OAuth client signed in by one user for one workspace; an agent's every act is attributed to it."""
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="connections")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="connections")

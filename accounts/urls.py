@@ -4,4 +4,19 @@ from accounts import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("workspaces/new/", views.workspace_new, name="workspace_create"),
+    path("invite/<str:token>/", views.invite_accept, name="invite_accept"),
+    path("w/<slug:slug>/", views.workspace_dashboard, name="workspace_dashboard"),
+    path("w/<slug:slug>/switch/", views.workspace_switch, name="workspace_switch"),
+    path("w/<slug:slug>/leave/", views.workspace_leave, name="workspace_leave"),
+    path("w/<slug:slug>/plan/", views.workspace_plan, name="workspace_plan"),
+    path("w/<slug:slug>/members/", views.members, name="workspace_members"),
+    path("w/<slug:slug>/members/invite/", views.member_invite, name="member_invite"),
+    path("w/<slug:slug>/members/<int:seat_id>/role/", views.member_role, name="member_role"),
+    path("w/<slug:slug>/members/<int:seat_id>/remove/", views.member_remove, name="member_remove"),
+    path(
+        "w/<slug:slug>/invitations/<int:invitation_id>/revoke/",
+        views.invitation_revoke,
+        name="invitation_revoke",
+    ),
 ]

@@ -1,12 +1,278 @@
+"""People's pages for workspaces: onboarding, switching, members, invitations, plan and usage."""
+
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from typing import cast
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+
+from accounts import services
+from accounts.access import access_invitation, access_managing_seat, access_member_seat, access_seat
+from accounts.context_processors import LAST_WORKSPACE_KEY
+from accounts.forms import InviteForm, RoleForm, WorkspaceForm
+from accounts.models import Invitation, Seat, Usage, User, next_month_start
+
+# How an InvitationError's reason answers on the web.
+INVITATION_STATUS = {"invalid": 404, "wrong_account": 403, "refused": 400}
+
+
+def _user(request: HttpRequest) -> User:
+    return cast(User, request.user)
+
+
+def workspace_landing_url(slug: str) -> str:
+    """The workspace's board, or its dashboard while no board page exists."""
+    try:
+        return reverse("boards:board", kwargs={"slug": slug})
+    except NoReverseMatch:
+        return reverse("workspace_dashboard", kwargs={"slug": slug})
+
+
+def _remember(request: HttpRequest, slug: str) -> None:
+    request.session[LAST_WORKSPACE_KEY] = slug
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    if request.user.is_authenticated:
-        seat = request.user.seats.select_related("workspace").order_by("created_at").first()
-        if seat is not None:
-            return render(request, "accounts/home.html", {"seat": seat})
-    return redirect("account_login")
+    """Signed out: sign in. No seat yet: create a workspace. Otherwise the last workspace used."""
+    if not request.user.is_authenticated:
+        return redirect("account_login")
+    seats = Seat.objects.filter(user=_user(request)).select_related("workspace")
+    last = request.session.get(LAST_WORKSPACE_KEY)
+    seat = seats.filter(workspace__slug=last).first() if last else None
+    seat = seat or seats.order_by("-created_at").first()
+    if seat is None:
+        return redirect("workspace_create")
+    return redirect(workspace_landing_url(seat.workspace.slug))
+
+
+@login_required
+def workspace_new(request: HttpRequest) -> HttpResponse:
+    first = not Seat.objects.filter(user=_user(request)).exists()
+    form = WorkspaceForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        workspace = services.workspace_create(owner=_user(request), name=form.cleaned_data["name"])
+        _remember(request, workspace.slug)
+        messages.success(request, f"{workspace.name} is ready. Invite the people you work with.")
+        return redirect(workspace_landing_url(workspace.slug))
+    return render(request, "accounts/workspace_new.html", {"form": form, "first": first})
+
+
+@login_required
+def workspace_switch(request: HttpRequest, slug: str) -> HttpResponse:
+    seat = access_seat(_user(request), slug)
+    _remember(request, seat.workspace.slug)
+    return redirect(workspace_landing_url(seat.workspace.slug))
+
+
+@login_required
+def workspace_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
+    seat = access_seat(_user(request), slug)
+    _remember(request, seat.workspace.slug)
+    try:
+        board_url = reverse("boards:board", kwargs={"slug": slug})
+    except NoReverseMatch:
+        board_url = ""
+    context = {
+        "seat": seat,
+        "workspace": seat.workspace,
+        "board_url": board_url,
+        "people": seat.workspace.seats.count(),
+        "usage": _usage_rows(seat),
+    }
+    return render(request, "accounts/dashboard.html", context)
+
+
+@login_required
+def workspace_leave(request: HttpRequest, slug: str) -> HttpResponse:
+    seat = access_seat(_user(request), slug)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    try:
+        services.seat_remove(seat=seat, by=seat)
+    except services.SeatError as exc:
+        messages.error(request, str(exc))
+        return redirect("workspace_members", slug=slug)
+    request.session.pop(LAST_WORKSPACE_KEY, None)
+    messages.success(request, f"You left {seat.workspace.name}.")
+    return redirect("home")
+
+
+def _usage_rows(seat: Seat) -> list[dict[str, object]]:
+    rows = []
+    for kind, counter in services.usage_for(workspace=seat.workspace).items():
+        used = counter["used"] or 0
+        limit = counter["limit"]
+        rows.append(
+            {
+                "label": dict(Usage.KINDS)[kind],
+                "used": used,
+                "limit": limit,
+                "percent": min(100, round(100 * used / limit)) if limit else 0,
+                "full": limit is not None and used >= limit,
+            }
+        )
+    return rows
+
+
+@login_required
+def workspace_plan(request: HttpRequest, slug: str) -> HttpResponse:
+    seat = access_seat(_user(request), slug)
+    workspace = seat.workspace
+    seats = workspace.seats.count()
+    plan = workspace.plan
+    yearly = workspace.billing_period == workspace.BILLING_YEARLY
+    per_seat = plan.seat_price_year_cents if yearly else plan.seat_price_month_cents
+    context = {
+        "seat": seat,
+        "workspace": workspace,
+        "plan": plan,
+        "seats": seats,
+        "yearly": yearly,
+        "price_month": plan.seat_price_month_cents / 100,
+        "price_year": plan.seat_price_year_cents / 100,
+        "total": per_seat * seats / 100,
+        "usage": _usage_rows(seat),
+        "resets_on": next_month_start(timezone.now().date()),
+    }
+    return render(request, "accounts/plan.html", context)
+
+
+def _members_page(
+    request: HttpRequest, seat: Seat, invite_form: InviteForm | None = None, status: int = 200
+) -> HttpResponse:
+    workspace = seat.workspace
+    members = workspace.seats.select_related("user").order_by("created_at")
+    pending = [
+        i
+        for i in Invitation.objects.filter(workspace=workspace, accepted_at=None, revoked_at=None).order_by(
+            "-created_at"
+        )
+        if i.is_pending
+    ]
+    context = {
+        "seat": seat,
+        "workspace": workspace,
+        "members": members,
+        "pending": pending,
+        "invite_form": invite_form or InviteForm(inviter=seat),
+        "roles": Seat.ROLES,
+        "owner_count": sum(1 for m in members if m.role == Seat.OWNER),
+    }
+    return render(request, "accounts/members.html", context, status=status)
+
+
+@login_required
+def members(request: HttpRequest, slug: str) -> HttpResponse:
+    return _members_page(request, access_seat(_user(request), slug))
+
+
+@login_required
+def member_invite(request: HttpRequest, slug: str) -> HttpResponse:
+    seat = access_managing_seat(_user(request), slug)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    form = InviteForm(request.POST, inviter=seat)
+    if not form.is_valid():
+        return _members_page(request, seat, form, status=400)
+    try:
+        invitation = services.invitation_create(
+            workspace=seat.workspace,
+            invited_by=_user(request),
+            email=form.cleaned_data["email"],
+            role=form.cleaned_data["role"],
+            by=seat,
+        )
+    except services.InvitationError as exc:
+        form.add_error("email", exc.message)
+        return _members_page(request, seat, form, status=400)
+    accept_url = request.build_absolute_uri(reverse("invite_accept", kwargs={"token": invitation.token}))
+    services.invitation_send(invitation=invitation, accept_url=accept_url)
+    messages.success(request, f"Invitation sent to {invitation.email}. The link works for 7 days.")
+    return redirect("workspace_members", slug=slug)
+
+
+@login_required
+def member_role(request: HttpRequest, slug: str, seat_id: int) -> HttpResponse:
+    seat = access_managing_seat(_user(request), slug)
+    target = access_member_seat(seat, seat_id)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Pick one of the roles.")
+        return redirect("workspace_members", slug=slug)
+    try:
+        services.seat_set_role(seat=target, role=form.cleaned_data["role"], by=seat)
+    except services.SeatError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"{target.user.email} is now {target.get_role_display().lower()}.")
+    return redirect("workspace_members", slug=slug)
+
+
+@login_required
+def member_remove(request: HttpRequest, slug: str, seat_id: int) -> HttpResponse:
+    seat = access_managing_seat(_user(request), slug)
+    target = access_member_seat(seat, seat_id)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    try:
+        services.seat_remove(seat=target, by=seat)
+    except services.SeatError as exc:
+        messages.error(request, str(exc))
+        return redirect("workspace_members", slug=slug)
+    if target.pk == seat.pk:
+        messages.success(request, f"You left {seat.workspace.name}.")
+        return redirect("home")
+    messages.success(request, f"{target.user.email} was removed from {seat.workspace.name}.")
+    return redirect("workspace_members", slug=slug)
+
+
+@login_required
+def invitation_revoke(request: HttpRequest, slug: str, invitation_id: int) -> HttpResponse:
+    seat = access_managing_seat(_user(request), slug)
+    invitation = access_invitation(seat, invitation_id)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    services.invitation_revoke(invitation=invitation)
+    messages.success(request, f"The invitation for {invitation.email} was withdrawn.")
+    return redirect("workspace_members", slug=slug)
+
+
+def _invitation_problem(request: HttpRequest, exc: services.InvitationError) -> HttpResponse:
+    status = INVITATION_STATUS.get(exc.reason, 410)
+    return render(request, "accounts/invitation_problem.html", {"problem": exc}, status=status)
+
+
+def invite_accept(request: HttpRequest, token: str) -> HttpResponse:
+    """The link in an invitation email: explain, then accept with one button.
+
+    The token is the capability: anyone holding it may read which workspace invites which address;
+    only the signed-in owner of that address can accept.
+    """
+    user = _user(request) if request.user.is_authenticated else None
+    if request.method == "POST":
+        if user is None:
+            return redirect(f"{reverse('account_login')}?next={request.path}")
+        try:
+            seat = services.invitation_accept(token=token, user=user)
+        except services.InvitationError as exc:
+            return _invitation_problem(request, exc)
+        _remember(request, seat.workspace.slug)
+        messages.success(request, f"Welcome to {seat.workspace.name}.")
+        return redirect(workspace_landing_url(seat.workspace.slug))
+    try:
+        invitation = services.invitation_check(token=token, user=user)
+    except services.InvitationError as exc:
+        return _invitation_problem(request, exc)
+    has_account = user is not None or User.objects.filter(email__iexact=invitation.email).exists()
+    return render(
+        request,
+        "accounts/invitation.html",
+        {"invitation": invitation, "has_account": has_account, "next": request.path},
+    )

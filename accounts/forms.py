@@ -1,0 +1,38 @@
+"""Forms of the accounts pages: workspace, invitation, role."""
+
+from __future__ import annotations
+
+from django import forms
+
+from accounts.models import Seat
+
+
+class WorkspaceForm(forms.Form):
+    name = forms.CharField(
+        max_length=100,
+        label="Workspace name",
+        help_text="Usually your team's or your project's name. You can have several.",
+        widget=forms.TextInput(attrs={"autofocus": True, "placeholder": "Acme"}),
+    )
+
+    def clean_name(self) -> str:
+        name: str = self.cleaned_data["name"].strip()
+        if not name:
+            raise forms.ValidationError("Give the workspace a name.")
+        return name
+
+
+class InviteForm(forms.Form):
+    email = forms.EmailField(
+        label="Email address", widget=forms.EmailInput(attrs={"placeholder": "name@example.com"})
+    )
+    role = forms.ChoiceField(choices=Seat.ROLES, initial=Seat.MEMBER)
+
+    def __init__(self, *args: object, inviter: Seat, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        if inviter.role != Seat.OWNER:
+            self.fields["role"].choices = [c for c in Seat.ROLES if c[0] != Seat.OWNER]  # type: ignore[attr-defined]
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(choices=Seat.ROLES)
