@@ -1,0 +1,48 @@
+"""MCP test fixtures, and `--audit-report`: per-tool coverage of the hint audit."""
+
+from __future__ import annotations
+
+import importlib
+from collections import defaultdict
+
+import pytest
+from django.apps import apps
+
+# tool name → set of paths ("success", "error") whose responses passed weft.hints.problems.
+AUDIT: dict[str, set[str]] = defaultdict(set)
+AUDIT_TOOLS: set[str] = set()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--audit-report", action="store_true", default=False, help="print the hint audit's per-tool coverage"
+    )
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # type: ignore[no-untyped-def]
+    if not config.getoption("--audit-report"):
+        return
+    write = terminalreporter.write_line
+    write("")
+    write("Hint audit coverage (responses checked against the five rules)")
+    tools = sorted(AUDIT_TOOLS or AUDIT)
+    full = 0
+    for tool in tools:
+        paths = AUDIT.get(tool, set())
+        ok = {"success", "error"} <= paths
+        full += ok
+        write(
+            f"  {tool:<18} success={'yes' if 'success' in paths else 'NO ':<3}  error={'yes' if 'error' in paths else 'NO'}"
+        )
+    percent = 100 * full // len(tools) if tools else 0
+    write(f"  coverage: {full}/{len(tools)} tools on both paths = {percent}%")
+
+
+@pytest.fixture(autouse=True)
+def _plans(request: pytest.FixtureRequest) -> None:
+    """Transactional tests flush the data migration's plans; put them back."""
+    if "django_db_setup" not in request.fixturenames and not request.node.get_closest_marker("django_db"):
+        return
+    request.getfixturevalue("_django_db_helper")
+    migration = importlib.import_module("accounts.migrations.0002_plans")
+    migration.create_plans(apps, None)
