@@ -31,9 +31,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # ty
         paths = AUDIT.get(tool, set())
         ok = {"success", "error"} <= paths
         full += ok
-        write(
-            f"  {tool:<18} success={'yes' if 'success' in paths else 'NO ':<3}  error={'yes' if 'error' in paths else 'NO'}"
-        )
+        success = "yes" if "success" in paths else "NO"
+        error = "yes" if "error" in paths else "NO"
+        write(f"  {tool:<18} success={success:<3}  error={error}")
     percent = 100 * full // len(tools) if tools else 0
     write(f"  coverage: {full}/{len(tools)} tools on both paths = {percent}%")
 
