@@ -209,7 +209,7 @@ ACCOUNT_LOGIN_METHODS = {"email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
 ACCOUNT_USER_MODEL_USERNAME_FIELD = None
 ACCOUNT_UNIQUE_EMAIL = True
-ACCOUNT_EMAIL_VERIFICATION = env_str("ACCOUNT_EMAIL_VERIFICATION", "optional" if DEBUG else "mandatory")
+ACCOUNT_EMAIL_VERIFICATION = env_str("ACCOUNT_EMAIL_VERIFICATION", "mandatory")
 if ACCOUNT_EMAIL_VERIFICATION not in {"none", "optional", "mandatory"}:
     _fail("ACCOUNT_EMAIL_VERIFICATION", ACCOUNT_EMAIL_VERIFICATION, "expected none, optional or mandatory")
 ACCOUNT_CONFIRM_EMAIL_ON_GET = False
