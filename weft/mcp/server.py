@@ -169,6 +169,20 @@ def _origin_regex(origins: list[str]) -> str:
     return "^(" + "|".join(parts) + ")$"
 
 
+def _with_test_token(app: ASGIApp, token: str) -> ASGIApp:
+    """Test-only (WEFT_MCP_TEST_TOKEN, debug mode): requests without credentials carry the fixed token.
+
+    Lets clients that cannot sign in, such as the MCP conformance suite, reach the endpoint.
+    """
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and not any(k == b"authorization" for k, _ in scope["headers"]):
+            scope = {**scope, "headers": [*scope["headers"], (b"authorization", f"Bearer {token}".encode())]}
+        await app(scope, receive, send)
+
+    return wrapped
+
+
 def mcp_asgi_app() -> ASGIApp:
     """The ASGI app for /api/mcp and /.well-known/oauth-protected-resource/api/mcp."""
     app = build_server().streamable_http_app(
@@ -181,6 +195,8 @@ def mcp_asgi_app() -> ASGIApp:
             allowed_origins=list(settings.WEFT_MCP_ALLOWED_ORIGINS),
         ),
     )
+    if settings.WEFT_MCP_TEST_TOKEN:
+        app = _with_test_token(app, settings.WEFT_MCP_TEST_TOKEN)
     # Browser-based MCP clients: the same origins the transport security admits.
     return CORSMiddleware(
         app,
