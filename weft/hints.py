@@ -103,6 +103,11 @@ _CALL = re.compile(r"^(?P<tool>[a-z][a-z0-9_]*) (?P<args>\{.*\})$")
 _CLI_CALL = re.compile(r"^weft [a-z][a-z0-9-]*( --[a-z0-9-]+ \S.*)*$")
 
 
+def has_placeholder(text: str) -> bool:
+    """True when `text` would read as a placeholder in a hint (generated values must avoid this)."""
+    return bool(_PLACEHOLDER.search(text))
+
+
 def marker_lines(text: str) -> list[str]:
     """The trailing run of marker lines (and the `Error:` line before them)."""
     lines = text.rstrip().split("\n")

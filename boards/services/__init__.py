@@ -1,0 +1,42 @@
+"""Board writes, one transaction each, keyword-only arguments.
+
+Split by subdomain: `board` (boards and tasks), `runs` (the claim loop), `inbox` (a person's
+decisions). Everything a surface calls is re-exported here.
+"""
+
+from boards.services.board import (
+    board_create,
+    board_default,
+    task_create,
+    task_move,
+    task_restore,
+    task_trash,
+    task_update,
+)
+from boards.services.inbox import inbox_decide, question_answer
+from boards.services.runs import (
+    lease_sweep,
+    run_complete,
+    run_heartbeat,
+    run_release,
+    run_request_input,
+    task_claim,
+)
+
+__all__ = [
+    "board_create",
+    "board_default",
+    "inbox_decide",
+    "lease_sweep",
+    "question_answer",
+    "run_complete",
+    "run_heartbeat",
+    "run_release",
+    "run_request_input",
+    "task_claim",
+    "task_create",
+    "task_move",
+    "task_restore",
+    "task_trash",
+    "task_update",
+]

@@ -1,0 +1,302 @@
+"""Writes that shape the board: boards, and task create / update / move / trash / restore."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+
+from accounts.access import require_active_workspace
+from accounts.models import AgentConnection, Usage, User, Workspace
+from accounts.services import usage_consume
+from boards import clock, lease
+from boards.models import Board, Column, Priority, Run, RunState, Task
+from boards.results import TaskResult, task_payload
+from boards.services.common import release_task_row
+from weft.errors import WeftError, invalid_argument
+from weft.events import emit
+from weft.hints import DONE, Hint, fix, next_
+
+TRASH_RETENTION = timedelta(days=30)
+# Where people may put a task by hand; Doing is reached only by a claim.
+MOVABLE_COLUMNS = (Column.BACKLOG, Column.TODO, Column.DONE, Column.DROPPED)
+CREATE_COLUMNS = (Column.BACKLOG, Column.TODO, Column.DONE)
+EDITABLE_FIELDS = (
+    "title",
+    "description",
+    "priority",
+    "due_at",
+    "review_required",
+    "estimated_review_minutes",
+    "checks",
+)
+
+
+def board_create(*, workspace: Workspace, name: str) -> Board:
+    name = (name or "").strip()
+    if not name:
+        raise invalid_argument("name", "a board needs a name")
+    return Board.objects.create(workspace=workspace, name=name[:100])
+
+
+def board_default(*, workspace: Workspace) -> Board:
+    """The workspace's first board, created on demand."""
+    board = Board.objects.filter(workspace=workspace).order_by("pk").first()
+    if board is None:
+        board = Board.objects.create(workspace=workspace, name="Board")
+    return board
+
+
+def task_hint(task: Task) -> Hint:
+    """What to do with a task in its column (one state → one hint)."""
+    if task.column == Column.TODO:
+        return next_("start_task", {"id": task.pk})
+    if task.column in (Column.BACKLOG, Column.DOING):
+        return next_("get_task", {"id": task.pk})
+    return DONE
+
+
+def _clean(field: str, value: Any) -> Any:
+    """Validate one editable field; invalid_argument names the field and the reason."""
+    if field == "title":
+        title = str(value or "").strip()
+        if not title:
+            raise invalid_argument("title", "must not be empty")
+        if len(title) > 200:
+            raise invalid_argument("title", "at most 200 characters")
+        return title
+    if field == "description":
+        return str(value or "")
+    if field == "priority":
+        if value not in Priority.values:
+            raise invalid_argument("priority", f"one of {sorted(Priority.values)}")
+        return int(value)
+    if field == "due_at":
+        if value is not None and not isinstance(value, datetime):
+            raise invalid_argument("due_at", "a datetime or null")
+        return value
+    if field == "review_required":
+        return bool(value)
+    if field == "estimated_review_minutes":
+        if not isinstance(value, int) or not 1 <= value <= 480:
+            raise invalid_argument("estimated_review_minutes", "a whole number from 1 to 480")
+        return value
+    if field == "checks":
+        if not isinstance(value, list):
+            raise invalid_argument("checks", "a list of checks")
+        return value
+    raise invalid_argument(field, "not a task field that can be changed here")
+
+
+def _next_position(board_id: int, column: str) -> float:
+    top = Task.objects.filter(board_id=board_id, column=column).aggregate(m=Max("position"))["m"]
+    return (top or 0.0) + 1.0
+
+
+def task_create(
+    *,
+    workspace: Workspace,
+    title: str,
+    board: Board | None = None,
+    description: str = "",
+    column: str = Column.TODO,
+    priority: int = Priority.NORMAL,
+    due_at: datetime | None = None,
+    review_required: bool = False,
+    estimated_review_minutes: int = 5,
+    by_user: User | None = None,
+    by_connection: AgentConnection | None = None,
+    checks: list[Any] | None = None,
+) -> TaskResult:
+    """A new task (counted against the plan's monthly task cap)."""
+    if by_connection is not None:
+        require_active_workspace(workspace)
+    if column not in CREATE_COLUMNS:
+        raise invalid_argument("column", f"a new task goes to one of {', '.join(CREATE_COLUMNS)}")
+    values = {
+        "title": _clean("title", title),
+        "description": _clean("description", description),
+        "priority": _clean("priority", priority),
+        "due_at": _clean("due_at", due_at),
+        "review_required": _clean("review_required", review_required),
+        "estimated_review_minutes": _clean("estimated_review_minutes", estimated_review_minutes),
+        "checks": _clean("checks", checks or []),
+    }
+    if board is not None and board.workspace_id != workspace.pk:
+        raise WeftError(
+            "not_found",
+            f"board {board.pk} does not exist in this workspace",
+            details={"kind": "board", "id": str(board.pk)},
+            fix=fix("get_board_state"),
+        )
+    with transaction.atomic():
+        now = clock.db_now()
+        usage_consume(workspace=workspace, kind=Usage.TASKS, now=now)
+        target = board or board_default(workspace=workspace)
+        task = Task.objects.create(
+            workspace=workspace,
+            board=target,
+            column=column,
+            position=_next_position(target.pk, column),
+            created_by_user=by_user,
+            created_by_connection=by_connection,
+            created_at=now,
+            updated_at=now,
+            **values,
+        )
+        emit(
+            workspace_id=workspace.pk,
+            type="task.created",
+            entity_type="task",
+            entity_id=task.pk,
+            payload={"taskId": task.pk, "title": task.title, "column": task.column},
+            epoch=task.epoch,
+        )
+    return TaskResult(task=task, action="created", hint=task_hint(task))
+
+
+def _locked(task: Task) -> Task:
+    """The task's row, locked for the rest of the transaction (a no-op lock on SQLite, which
+    serialises writers anyway)."""
+    return Task.objects.select_for_update().get(pk=task.pk)
+
+
+def task_update(
+    *, task: Task, by_user: User | None = None, by_connection: AgentConnection | None = None, **changes: Any
+) -> TaskResult:
+    """Change a task's editable fields; moving between columns is task_move."""
+    if by_connection is not None:
+        require_active_workspace(task.workspace)
+    if "column" in changes:
+        raise invalid_argument("column", "move a task with task_move")
+    cleaned = {name: _clean(name, value) for name, value in changes.items()}
+    with transaction.atomic():
+        now = clock.db_now()
+        current = _locked(task)
+        changed = [name for name, value in cleaned.items() if getattr(current, name) != value]
+        for name in changed:
+            setattr(current, name, cleaned[name])
+        if changed:
+            current.updated_at = now
+            current.save(update_fields=[*changed, "updated_at"])
+            emit(
+                workspace_id=current.workspace_id,
+                type="task.updated",
+                entity_type="task",
+                entity_id=current.pk,
+                payload={"taskId": current.pk, "fields": changed},
+                epoch=current.epoch,
+            )
+    return TaskResult(task=current, action="updated" if changed else "unchanged", hint=task_hint(current))
+
+
+def _end_live_run(task: Task, now: datetime, reason: str) -> bool:
+    """A person takes a task out of Doing: the live run is released and its token fenced off."""
+    live = Run.objects.filter(task=task, state__in=lease.LIVE_STATES).first()
+    if live is None:
+        return False
+    changed = Run.objects.filter(pk=live.pk, state__in=lease.LIVE_STATES).update(
+        state=RunState.RELEASED, lease_token_hash="", ended_at=now, end_reason=reason
+    )
+    if changed:
+        release_task_row(task.pk, now)
+        emit(
+            workspace_id=task.workspace_id,
+            type="run.released",
+            entity_type="run",
+            entity_id=live.run_id,
+            payload={"runId": str(live.run_id), "taskId": task.pk, "reason": reason},
+            epoch=live.epoch + 1,
+        )
+    return bool(changed)
+
+
+def task_move(
+    *,
+    task: Task,
+    column: str,
+    position: float | None = None,
+    by_user: User | None = None,
+    by_connection: AgentConnection | None = None,
+) -> TaskResult:
+    """Move a task between Backlog, Todo, Done and Dropped (Doing only through task_claim)."""
+    if by_connection is not None:
+        require_active_workspace(task.workspace)
+    if column not in MOVABLE_COLUMNS:
+        raise invalid_argument(
+            "column", f"one of {', '.join(MOVABLE_COLUMNS)}; a task enters Doing only when claimed"
+        )
+    with transaction.atomic():
+        now = clock.db_now()
+        current = _locked(task)
+        if current.column == Column.TRASH:
+            raise invalid_argument("column", f"task {current.pk} is in the trash; restore it first")
+        if _end_live_run(current, now, f"moved to {column} by a person"):
+            current = _locked(task)
+        previous = current.column
+        current.column = column
+        current.position = position if position is not None else _next_position(current.board_id, column)
+        current.updated_at = now
+        current.save(update_fields=["column", "position", "updated_at"])
+        emit(
+            workspace_id=current.workspace_id,
+            type="task.moved",
+            entity_type="task",
+            entity_id=current.pk,
+            payload={"taskId": current.pk, "from": previous, "to": column, "position": current.position},
+            epoch=current.epoch,
+        )
+    return TaskResult(task=current, action="moved", hint=task_hint(current))
+
+
+def task_trash(*, task: Task, by_user: User) -> TaskResult:
+    """Into the trash, recoverable for 30 days; a live run is released."""
+    with transaction.atomic():
+        now = clock.db_now()
+        current = _locked(task)
+        if current.column == Column.TRASH:
+            return TaskResult(task=current, action="trashed", hint=DONE)
+        if _end_live_run(current, now, "trashed by a person"):
+            current = _locked(task)
+        current.trashed_from = current.column
+        current.column = Column.TRASH
+        current.trashed_at = now
+        current.updated_at = now
+        current.save(update_fields=["column", "trashed_from", "trashed_at", "updated_at"])
+        emit(
+            workspace_id=current.workspace_id,
+            type="task.trashed",
+            entity_type="task",
+            entity_id=current.pk,
+            payload={"taskId": current.pk, "from": current.trashed_from},
+            epoch=current.epoch,
+        )
+    return TaskResult(task=current, action="trashed", hint=DONE)
+
+
+def task_restore(*, task: Task, by_user: User) -> TaskResult:
+    """Back from the trash to the column it left (Doing comes back as Todo)."""
+    with transaction.atomic():
+        now = clock.db_now()
+        current = _locked(task)
+        if current.column != Column.TRASH:
+            raise invalid_argument("id", f"task {current.pk} is not in the trash")
+        if current.trashed_at is not None and now - current.trashed_at > TRASH_RETENTION:
+            raise invalid_argument("id", f"task {current.pk} has been in the trash more than 30 days")
+        back = current.trashed_from if current.trashed_from in MOVABLE_COLUMNS else Column.TODO
+        current.column = back
+        current.trashed_at = None
+        current.trashed_from = ""
+        current.updated_at = now
+        current.save(update_fields=["column", "trashed_at", "trashed_from", "updated_at"])
+        emit(
+            workspace_id=current.workspace_id,
+            type="task.restored",
+            entity_type="task",
+            entity_id=current.pk,
+            payload={"taskId": current.pk, "to": back, "task": task_payload(current)["column"]},
+            epoch=current.epoch,
+        )
+    return TaskResult(task=current, action="restored", hint=task_hint(current))

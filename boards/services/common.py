@@ -1,0 +1,158 @@
+"""Shared pieces of the board services: token hashing, the lease fence, expiry, attention, errors."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Case, Count, F, Min, OuterRef, Q, QuerySet, Subquery, Sum, Value, When
+
+from accounts.models import Seat
+from boards import attention as attention_rules
+from boards import lease
+from boards.models import Column, InboxItem, InboxState, Run, Task
+from boards.results import holder_name, iso
+from weft.errors import WeftError
+from weft.events import emit
+from weft.hints import Hint, fix, has_placeholder, wait
+
+CLAIMABLE_COLUMNS = (Column.BACKLOG, Column.TODO)
+# Estimated minutes of a person's attention one question takes.
+QUESTION_MINUTES = 2
+
+
+def new_lease_token() -> str:
+    """A fresh lease token; never one that would read as a placeholder inside a hint."""
+    while True:
+        token = secrets.token_urlsafe(32)
+        if not has_placeholder(token):
+            return token
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def fenced(*, run: Run, lease_token: str, now: datetime) -> QuerySet[Run]:
+    """The rows a lease-guarded write may change: this run, this token, the task's current epoch,
+    a live state and an unexpired lease. Every guarded write is one UPDATE on this queryset, and
+    0 changed rows means lease_lost.
+    """
+    task_epoch = Task.objects.filter(pk=OuterRef("task_id")).values("epoch")[:1]
+    return Run.objects.filter(
+        pk=run.pk,
+        lease_token_hash=token_hash(lease_token or ""),
+        state__in=lease.LIVE_STATES,
+        lease_expires_at__gt=now,
+        epoch=Subquery(task_epoch),
+    )
+
+
+def run_for_write(workspace_id: int, run_id: Any) -> Run:
+    """The run a lease-guarded call names; an unknown or foreign run id is lease_lost too."""
+    try:
+        ident = uuid.UUID(str(run_id))
+    except ValueError:
+        found = None  # a run id that is not a UUID cannot name a run
+    else:
+        found = Run.objects.select_related("task").filter(workspace_id=workspace_id, run_id=ident).first()
+    if found is None:
+        raise WeftError(
+            "lease_lost",
+            f"run {run_id} holds no lease in this workspace",
+            details={"runId": str(run_id)},
+            fix=fix("get_my_work"),
+        )
+    return found
+
+
+def lease_lost(run: Run) -> WeftError:
+    task = run.task
+    claimable = task.column in (*CLAIMABLE_COLUMNS, Column.DOING)
+    return WeftError(
+        "lease_lost",
+        f"run {run.run_id} no longer holds task {task.pk} (expired, released or superseded);"
+        " nothing was changed",
+        details={"runId": str(run.run_id), "taskId": task.pk, "epoch": task.epoch},
+        fix=fix("start_task", {"id": task.pk}) if claimable else fix("get_my_work"),
+    )
+
+
+def already_claimed(task: Task, holder: Run | None) -> WeftError:
+    name = holder_name(holder) if holder is not None else "another claimer"
+    until = iso(holder.lease_expires_at) if holder is not None else None
+    when = f" until {until}" if until else ""
+    return WeftError(
+        "already_claimed",
+        f"task {task.pk} is held by {name}{when}; do not duplicate the work",
+        details={"taskId": task.pk, "holder": name, "until": until},
+        fix=fix("get_my_work"),
+    )
+
+
+def expire_run(run: Run, now: datetime) -> bool:
+    """Mark one expired live run stale (or released, when a question hold ran out).
+
+    A conditional UPDATE on the run's state and expiry: a concurrent sweep or claim that got
+    there first leaves 0 rows, and then nothing else happens here. On success the task's epoch
+    is bumped (fencing any old token) and a task left in Doing goes back to Todo, unassigned.
+    """
+    target = lease.expired_state(run.state)
+    reason = "question hold ran out" if target == lease.RELEASED else "no heartbeat for 20 minutes"
+    changed = Run.objects.filter(pk=run.pk, state=run.state, lease_expires_at__lte=now).update(
+        state=target, lease_token_hash="", ended_at=now, end_reason=reason
+    )
+    if not changed:
+        return False
+    release_task_row(run.task_id, now)
+    emit(
+        workspace_id=run.workspace_id,
+        type=f"run.{target}",
+        entity_type="run",
+        entity_id=run.run_id,
+        payload={"runId": str(run.run_id), "taskId": run.task_id, "reason": reason},
+        epoch=run.epoch + 1,
+    )
+    return True
+
+
+def release_task_row(task_id: int, now: datetime) -> None:
+    """The task side of a lease ending early: epoch bumped, back to Todo from Doing, unassigned."""
+    Task.objects.filter(pk=task_id).update(
+        epoch=F("epoch") + 1,
+        column=Case(When(column=Column.DOING, then=Value(Column.TODO)), default=F("column")),
+        assignee_connection=None,
+        assignee_user=None,
+        updated_at=now,
+    )
+
+
+def waiting_filter(now: datetime) -> Q:
+    """Inbox items that wait on people: open, or snoozed past their snooze (mirrors attention.counts)."""
+    return Q(state=InboxState.OPEN) | Q(state=InboxState.SNOOZED, snoozed_until__lte=now)
+
+
+def attention_now(workspace_id: int, now: datetime) -> attention_rules.Attention:
+    agg = InboxItem.objects.filter(waiting_filter(now), workspace_id=workspace_id).aggregate(
+        n=Count("id"), minutes=Sum("estimated_minutes"), oldest=Min("created_at")
+    )
+    people = Seat.objects.filter(workspace_id=workspace_id).count()
+    return attention_rules.assess(
+        waiting=agg["n"] or 0, minutes=agg["minutes"] or 0, oldest_at=agg["oldest"], people=people, now=now
+    )
+
+
+def attention_full(attention: attention_rules.Attention) -> WeftError:
+    return WeftError(
+        "attention_queue_full",
+        attention_rules.refusal_message(attention),
+        details=attention_rules.refusal_details(attention),
+        fix=wait(f"{attention_rules.refusal_condition(attention)}, in about 10 minutes", "get_my_work"),
+    )
+
+
+def attention_wait(attention: attention_rules.Attention) -> Hint:
+    return wait(f"{attention_rules.refusal_condition(attention)}, in about 10 minutes", "get_my_work")

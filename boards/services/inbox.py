@@ -1,0 +1,171 @@
+"""A person's answers: inbox_decide (accept / rework / later / drop) and question_answer."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import F, Value
+from django.db.models.functions import Greatest
+
+from accounts.models import User
+from boards import clock, lease
+from boards.models import (
+    Approval,
+    Column,
+    Decision,
+    InboxItem,
+    InboxKind,
+    InboxState,
+    Question,
+    QuestionState,
+    Run,
+    RunState,
+    Task,
+)
+from boards.results import InboxResult
+from weft.errors import WeftError, invalid_argument
+from weft.events import emit
+from weft.hints import DONE, Hint, wait
+
+APPROVAL_VALIDITY = timedelta(hours=72)
+DEFAULT_SNOOZE = timedelta(hours=24)
+UNDECIDED = (InboxState.OPEN, InboxState.SNOOZED)
+
+
+def _already_decided(item: InboxItem) -> WeftError:
+    return WeftError(
+        "already_decided",
+        f"inbox item {item.pk} was already decided",
+        details={"itemId": item.pk},
+        fix=wait(f"inbox item {item.pk} is already decided; reload the Inbox to see its state"),
+    )
+
+
+def inbox_decide(
+    *, item: InboxItem, user: User, decision: str, note: str = "", snooze_until: datetime | None = None
+) -> InboxResult:
+    """Decide a review: accept (approving its nextStep for 72 h), rework with a note, later (snooze), drop.
+
+    A question item may only be snoozed or dropped here (answer it with question_answer). The
+    decision is a conditional UPDATE on the item's undecided state, so deciding twice — even at
+    the same moment from two browsers — refuses the second with already_decided.
+    """
+    if decision not in (Decision.ACCEPT, Decision.REWORK, Decision.LATER, Decision.DROP):
+        raise invalid_argument("decision", "one of accept, rework, later, drop")
+    if item.kind == InboxKind.QUESTION and decision in (Decision.ACCEPT, Decision.REWORK):
+        raise invalid_argument("decision", "a question is answered, snoozed (later) or dropped")
+    with transaction.atomic():
+        now = clock.db_now()
+        if decision == Decision.LATER:
+            until = snooze_until or now + DEFAULT_SNOOZE
+            if until <= now:
+                raise invalid_argument("snooze_until", "must be in the future")
+            changed = InboxItem.objects.filter(pk=item.pk, state__in=UNDECIDED).update(
+                state=InboxState.SNOOZED,
+                decision=decision,
+                note=note,
+                snoozed_until=until,
+                decided_by=user,
+                decided_at=now,
+            )
+        else:
+            changed = InboxItem.objects.filter(pk=item.pk, state__in=UNDECIDED).update(
+                state=InboxState.DECIDED, decision=decision, note=note, decided_by=user, decided_at=now
+            )
+        if changed != 1:
+            raise _already_decided(item)
+        item.refresh_from_db()
+        task = Task.objects.get(pk=item.task_id)
+        approval = None
+        question = None
+        if item.kind == InboxKind.QUESTION:
+            question = Question.objects.get(inbox_item=item)
+            if decision == Decision.DROP:
+                Question.objects.filter(pk=question.pk, state=QuestionState.OPEN).update(
+                    state=QuestionState.CANCELLED
+                )
+                question.state = QuestionState.CANCELLED
+        elif decision != Decision.LATER:
+            column = {
+                Decision.ACCEPT: Column.DONE,
+                Decision.REWORK: Column.TODO,
+                Decision.DROP: Column.DROPPED,
+            }[Decision(decision)]
+            Task.objects.filter(pk=task.pk).update(column=column, updated_at=now)
+            task.column = column
+            step = item.report.next_step.strip() if item.report is not None else ""
+            if decision == Decision.ACCEPT and step:
+                run = Run.objects.get(pk=item.run_id)
+                approval = Approval.objects.create(
+                    workspace_id=item.workspace_id,
+                    task=task,
+                    inbox_item=item,
+                    connection_id=run.connection_id,
+                    step=step,
+                    approved_by=user,
+                    created_at=now,
+                    expires_at=now + APPROVAL_VALIDITY,
+                )
+        emit(
+            workspace_id=item.workspace_id,
+            type="inbox.item_decided",
+            entity_type="inbox_item",
+            entity_id=item.pk,
+            payload={
+                "itemId": item.pk,
+                "decision": decision,
+                "taskId": task.pk,
+                "column": task.column,
+                "approvalId": approval.pk if approval else None,
+            },
+        )
+    hint: Hint = DONE
+    if decision == Decision.LATER and item.snoozed_until is not None:
+        hint = wait(f"inbox item {item.pk} comes back to the Inbox at {item.snoozed_until.isoformat()}")
+    return InboxResult(item=item, task=task, approval=approval, question=question, hint=hint)
+
+
+def question_answer(*, question: Question, user: User, answer: str) -> InboxResult:
+    """Answer an open question; the asking connection gets it, once, on its next get_my_work or start_task.
+
+    If the run still waits on this question and its lease is live, it becomes active again with
+    at least 20 minutes left to pick the answer up.
+    """
+    text = (answer or "").strip()
+    if not text:
+        raise invalid_argument("answer", "must not be empty")
+    with transaction.atomic():
+        now = clock.db_now()
+        changed = Question.objects.filter(pk=question.pk, state=QuestionState.OPEN).update(
+            state=QuestionState.ANSWERED, answer=text, answered_by=user, answered_at=now
+        )
+        if changed != 1:
+            raise WeftError(
+                "already_decided",
+                f"question {question.pk} is no longer open",
+                details={"questionId": question.pk},
+                fix=wait(f"question {question.pk} is already closed; reload the Inbox to see its state"),
+            )
+        question.refresh_from_db()
+        InboxItem.objects.filter(question=question, state__in=UNDECIDED).update(
+            state=InboxState.DECIDED, decision=Decision.ANSWERED, decided_by=user, decided_at=now
+        )
+        item = InboxItem.objects.get(question=question)
+        still_open = Question.objects.filter(run_id=question.run_id, state=QuestionState.OPEN).exists()
+        if not still_open:
+            Run.objects.filter(
+                pk=question.run_id, state=RunState.WAITING_INPUT, lease_expires_at__gt=now
+            ).update(
+                state=RunState.ACTIVE,
+                lease_expires_at=Greatest(F("lease_expires_at"), Value(lease.claim_expiry(now))),
+            )
+        task = Task.objects.get(pk=question.task_id)
+        emit(
+            workspace_id=question.workspace_id,
+            type="question.answered",
+            entity_type="question",
+            entity_id=question.pk,
+            payload={"questionId": question.pk, "taskId": task.pk, "itemId": item.pk},
+        )
+    return InboxResult(item=item, task=task, question=question, hint=DONE)

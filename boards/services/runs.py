@@ -1,0 +1,593 @@
+"""The claim loop's writes: task_claim, run_heartbeat, run_request_input, run_complete, run_release,
+lease_sweep.
+
+Concurrency, in one place:
+- One live run per task is the database's job: the claim is a conditional UPDATE of the task on
+  (epoch, column) that must change exactly one row (concurrent claimers queue on the row lock and
+  all but the first then match nothing), and the insert of the run is guarded by the unique
+  partial index `one_live_run_per_task`; either refusal is `already_claimed`.
+- Every lease-guarded write is one UPDATE on `common.fenced(...)` (run, token hash, epoch equal to
+  the task's, live state, lease not expired); 0 changed rows is `lease_lost` and nothing changes.
+- Time is `clock.db_now()`, read once per operation.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, Value
+from django.db.models.functions import Greatest
+
+from accounts.access import require_active_workspace
+from accounts.models import AgentConnection, User, Workspace
+from boards import attention as attention_rules
+from boards import clock, lease
+from boards.access import access_task
+from boards.models import (
+    Approval,
+    Column,
+    InboxItem,
+    InboxKind,
+    ProgressReport,
+    Question,
+    QuestionState,
+    Report,
+    Run,
+    RunState,
+    Task,
+)
+from boards.results import ClaimResult, CompleteResult, QuestionResult, RunResult, iso, question_payload
+from boards.services.common import (
+    CLAIMABLE_COLUMNS,
+    QUESTION_MINUTES,
+    already_claimed,
+    attention_full,
+    attention_now,
+    expire_run,
+    fenced,
+    lease_lost,
+    new_lease_token,
+    release_task_row,
+    run_for_write,
+    token_hash,
+)
+from weft.errors import WeftError, invalid_argument
+from weft.events import emit
+from weft.hints import Hint, fix, next_, wait
+
+MAX_OPTION_LENGTH = 200
+
+
+def _claim_hint(run: Run, token: str, task: Task) -> Hint:
+    return next_(
+        "report_progress",
+        {"runId": str(run.run_id), "leaseToken": token, "note": f"working on task {task.pk}"},
+    )
+
+
+def _valid_approval(task: Task, connection: AgentConnection | None, now: datetime) -> Approval | None:
+    if connection is None:
+        return None
+    return (
+        Approval.objects.filter(task=task, connection=connection, used_at=None, expires_at__gt=now)
+        .order_by("-created_at")
+        .first()
+    )
+
+
+def _deliver_answers(*, connection: AgentConnection | None, task: Task, now: datetime) -> list[Question]:
+    """Answered questions on this task not yet given to this connection: handed over exactly once."""
+    if connection is None:
+        return []
+    pending = list(
+        Question.objects.select_for_update(skip_locked=True)
+        .select_related("run")
+        .filter(connection=connection, task=task, state=QuestionState.ANSWERED, delivered_at=None)
+        .order_by("answered_at", "pk")
+    )
+    for question in pending:
+        mark_question_delivered(question, now)
+    return pending
+
+
+def mark_question_delivered(question: Question, now: datetime) -> None:
+    Question.objects.filter(pk=question.pk, delivered_at=None).update(delivered_at=now)
+    question.delivered_at = now
+    emit(
+        workspace_id=question.workspace_id,
+        type="question.delivered",
+        entity_type="question",
+        entity_id=question.pk,
+        payload={"questionId": question.pk, "taskId": question.task_id},
+    )
+
+
+def mark_approval_delivered(approval: Approval, now: datetime) -> None:
+    Approval.objects.filter(pk=approval.pk, delivered_at=None).update(delivered_at=now)
+    approval.delivered_at = now
+    emit(
+        workspace_id=approval.workspace_id,
+        type="approval.delivered",
+        entity_type="approval",
+        entity_id=approval.pk,
+        payload={"approvalId": approval.pk, "taskId": approval.task_id},
+    )
+
+
+def _context(
+    *, task: Task, run: Run, connection: AgentConnection | None, approval: Approval | None, now: datetime
+) -> dict[str, Any]:
+    """What the agent needs to pick the task up: description, last run, rework notes, approved step,
+    answers."""
+    previous = (
+        Run.objects.select_related("report")
+        .filter(task=task, started_at__lte=run.started_at)
+        .exclude(pk=run.pk)
+        .order_by("-started_at", "-pk")
+        .first()
+    )
+    last_notes: list[str] = []
+    rework: list[str] = []
+    if previous is not None:
+        notes = ProgressReport.objects.filter(run=previous).order_by("-created_at", "-pk")[:5]
+        last_notes = [p.note for p in reversed(list(notes))]
+        report = getattr(previous, "report", None) if hasattr(previous, "report") else None
+        if report is not None:
+            last_notes.append(f"outcome: {report.outcome}")
+            if report.next_step:
+                last_notes.append(f"next step: {report.next_step}")
+        rework = [
+            item.note
+            for item in InboxItem.objects.filter(run=previous, decision="rework").order_by("decided_at", "pk")
+            if item.note
+        ]
+    if approval is not None and approval.delivered_at is None:
+        mark_approval_delivered(approval, now)
+    answers = _deliver_answers(connection=connection, task=task, now=now)
+    return {
+        "description": task.description,
+        "lastRunNotes": last_notes,
+        "reworkNotes": rework,
+        "approvedStep": (
+            {"id": approval.pk, "step": approval.step, "expiresAt": iso(approval.expires_at)}
+            if approval
+            else None
+        ),
+        "answers": [question_payload(q) for q in answers],
+    }
+
+
+def _same_holder(run: Run, connection: AgentConnection | None, user: User | None) -> bool:
+    if connection is not None:
+        return run.connection_id == connection.pk
+    return user is not None and run.connection_id is None and run.user_id == user.pk
+
+
+def task_claim(
+    *,
+    task_id: Any,
+    connection: AgentConnection | None = None,
+    user: User | None = None,
+    workspace: Workspace | None = None,
+) -> ClaimResult:
+    """Claim a task with a 20-minute lease (task → Doing); the same holder gets its live run back.
+
+    Agents pass `connection`; a person passes `user` and `workspace`.
+    """
+    if (connection is None) == (user is None):
+        raise ValueError("task_claim needs exactly one of connection or user")
+    ws = connection.workspace if connection is not None else workspace
+    if ws is None:
+        raise ValueError("task_claim by a person needs the workspace")
+    if connection is not None:
+        require_active_workspace(ws)
+    try:
+        with transaction.atomic():
+            return _claim(workspace=ws, task_id=task_id, connection=connection, user=user)
+    except IntegrityError:
+        # The unique partial index refused a second live run: another claimer won the race.
+        task = access_task(ws, task_id)
+        holder = Run.objects.select_related("connection", "user").filter(
+            task=task, state__in=lease.LIVE_STATES
+        )
+        raise already_claimed(task, holder.first()) from None
+
+
+def _claim(
+    *, workspace: Workspace, task_id: Any, connection: AgentConnection | None, user: User | None
+) -> ClaimResult:
+    now = clock.db_now()
+    task = access_task(workspace, task_id)
+    if task.column == Column.TRASH:
+        raise _not_startable(task)
+    live = (
+        Run.objects.select_related("connection", "user")
+        .filter(task=task, state__in=lease.LIVE_STATES)
+        .first()
+    )
+    if live is not None:
+        if lease.is_expired(live.state, live.lease_expires_at, now):
+            # Expired at read time: apply the expiry here, whether or not a sweep has run.
+            expire_run(live, now)
+            task.refresh_from_db()
+        elif _same_holder(live, connection, user):
+            return _resume(live=live, task=task, connection=connection, now=now)
+        else:
+            raise already_claimed(task, live)
+    approval = _valid_approval(task, connection, now)
+    startable = task.column in CLAIMABLE_COLUMNS or (approval is not None and task.column == Column.DONE)
+    if not startable:
+        raise _not_startable(task)
+    if approval is None:
+        attention = attention_now(workspace.pk, now)
+        if not attention_rules.admits(attention, approved_step=False):
+            raise attention_full(attention)
+    # The claim itself: exactly one row must change, else someone else moved the task first.
+    changed = Task.objects.filter(pk=task.pk, epoch=task.epoch, column=task.column).update(
+        epoch=F("epoch") + 1,
+        column=Column.DOING,
+        assignee_connection=connection,
+        assignee_user=user,
+        updated_at=now,
+    )
+    if changed != 1:
+        holder = Run.objects.select_related("connection", "user").filter(
+            task=task, state__in=lease.LIVE_STATES
+        )
+        raise already_claimed(task, holder.first())
+    task.epoch += 1
+    task.column = Column.DOING
+    task.assignee_connection = connection
+    task.assignee_user = user
+    task.updated_at = now
+    token = new_lease_token()
+    run = Run.objects.create(
+        workspace=workspace,
+        task=task,
+        connection=connection,
+        user=user,
+        lease_token_hash=token_hash(token),
+        epoch=task.epoch,
+        state=RunState.ACTIVE,
+        started_at=now,
+        last_heartbeat_at=now,
+        lease_expires_at=lease.claim_expiry(now),
+        approval=approval,
+    )
+    context = _context(task=task, run=run, connection=connection, approval=approval, now=now)
+    emit(
+        workspace_id=workspace.pk,
+        type="run.started",
+        entity_type="run",
+        entity_id=run.run_id,
+        payload={"runId": str(run.run_id), "taskId": task.pk, "leaseExpiresAt": iso(run.lease_expires_at)},
+        epoch=run.epoch,
+    )
+    return ClaimResult(
+        run=run,
+        task=task,
+        lease_token=token,
+        context=context,
+        resumed=False,
+        hint=_claim_hint(run, token, task),
+    )
+
+
+def _not_startable(task: Task) -> WeftError:
+    return invalid_argument(
+        "id",
+        f"task {task.pk} is in {task.column}; only Backlog and Todo tasks can be started",
+        fix_hint=fix("get_my_work"),
+    )
+
+
+def _resume(*, live: Run, task: Task, connection: AgentConnection | None, now: datetime) -> ClaimResult:
+    """The holder starts its own task again: same run, same epoch, a rotated token.
+
+    Only the token's hash is stored, so the old token cannot be handed back. We rotate: the new
+    token replaces the old one (which gets lease_lost from now on) and the lease is renewed like
+    a heartbeat. Nothing else changes: no epoch bump, no new run. An agent that lost its token
+    (a new session) recovers its claim this way.
+    """
+    token = new_lease_token()
+    expires = lease.renewed_expiry(live.lease_expires_at, now)
+    changed = Run.objects.filter(pk=live.pk, state=live.state, lease_expires_at__gt=now).update(
+        lease_token_hash=token_hash(token), last_heartbeat_at=now, lease_expires_at=expires
+    )
+    if changed != 1:
+        raise lease_lost(live)
+    live.lease_token_hash = token_hash(token)
+    live.last_heartbeat_at = now
+    live.lease_expires_at = expires
+    approval = live.approval if live.approval_id else None
+    context = _context(task=task, run=live, connection=connection, approval=approval, now=now)
+    emit(
+        workspace_id=live.workspace_id,
+        type="run.resumed",
+        entity_type="run",
+        entity_id=live.run_id,
+        payload={"runId": str(live.run_id), "taskId": task.pk, "leaseExpiresAt": iso(expires)},
+        epoch=live.epoch,
+    )
+    return ClaimResult(
+        run=live,
+        task=task,
+        lease_token=token,
+        context=context,
+        resumed=True,
+        hint=_claim_hint(live, token, task),
+    )
+
+
+def run_heartbeat(
+    *, workspace: Workspace, run_id: Any, lease_token: str, note: str, status: str | None = None
+) -> RunResult:
+    """Renew the lease to now + 20 minutes and record the progress note."""
+    require_active_workspace(workspace)
+    with transaction.atomic():
+        now = clock.db_now()
+        run = run_for_write(workspace.pk, run_id)
+        changed = fenced(run=run, lease_token=lease_token, now=now).update(
+            last_heartbeat_at=now,
+            lease_expires_at=Greatest(F("lease_expires_at"), Value(lease.claim_expiry(now))),
+        )
+        if changed != 1:
+            raise lease_lost(run)
+        run.last_heartbeat_at = now
+        run.lease_expires_at = lease.renewed_expiry(run.lease_expires_at, now)
+        ProgressReport.objects.create(
+            workspace_id=workspace.pk, run=run, note=note or "", status=(status or "")[:100], created_at=now
+        )
+        emit(
+            workspace_id=workspace.pk,
+            type="run.heartbeat",
+            entity_type="run",
+            entity_id=run.run_id,
+            payload={
+                "runId": str(run.run_id),
+                "taskId": run.task_id,
+                "note": note or "",
+                "status": status or "",
+            },
+            epoch=run.epoch,
+        )
+    hint = wait(
+        f"work on task {run.task_id} continues; renew within {lease.RENEW_EVERY_SECONDS} seconds"
+        f" (lease until {iso(run.lease_expires_at)})",
+        "report_progress",
+        {"runId": str(run.run_id), "leaseToken": lease_token, "note": f"still working on task {run.task_id}"},
+    )
+    return RunResult(run=run, action="heartbeat", hint=hint)
+
+
+def run_request_input(
+    *, workspace: Workspace, run_id: Any, lease_token: str, question: str, options: list[str] | None = None
+) -> QuestionResult:
+    """Ask a person; the question goes to the Inbox and the claim holds 60 minutes without heartbeats."""
+    require_active_workspace(workspace)
+    text = (question or "").strip()
+    if not text:
+        raise invalid_argument("question", "must not be empty")
+    if len(text) > Question.MAX_LENGTH:
+        raise invalid_argument("question", f"at most {Question.MAX_LENGTH} characters (got {len(text)})")
+    choices = [str(o).strip() for o in (options or [])]
+    if len(choices) > Question.MAX_OPTIONS:
+        raise invalid_argument("options", f"at most {Question.MAX_OPTIONS} options (got {len(choices)})")
+    if any(not c or len(c) > MAX_OPTION_LENGTH for c in choices):
+        raise invalid_argument("options", f"each option is 1 to {MAX_OPTION_LENGTH} characters")
+    with transaction.atomic():
+        now = clock.db_now()
+        run = run_for_write(workspace.pk, run_id)
+        changed = fenced(run=run, lease_token=lease_token, now=now).update(
+            state=RunState.WAITING_INPUT,
+            lease_expires_at=Greatest(F("lease_expires_at"), Value(now + lease.QUESTION_HOLD)),
+        )
+        if changed != 1:
+            raise lease_lost(run)
+        run.state = RunState.WAITING_INPUT
+        run.lease_expires_at = lease.question_expiry(run.lease_expires_at, now)
+        asked = Question.objects.create(
+            workspace_id=workspace.pk,
+            task_id=run.task_id,
+            run=run,
+            connection_id=run.connection_id,
+            text=text,
+            options=choices,
+            created_at=now,
+        )
+        item = InboxItem.objects.create(
+            workspace_id=workspace.pk,
+            kind=InboxKind.QUESTION,
+            task_id=run.task_id,
+            run=run,
+            question=asked,
+            estimated_minutes=QUESTION_MINUTES,
+            created_at=now,
+        )
+        emit(
+            workspace_id=workspace.pk,
+            type="run.input_requested",
+            entity_type="run",
+            entity_id=run.run_id,
+            payload={"runId": str(run.run_id), "taskId": run.task_id, "questionId": asked.pk},
+            epoch=run.epoch,
+        )
+        emit(
+            workspace_id=workspace.pk,
+            type="inbox.item_created",
+            entity_type="inbox_item",
+            entity_id=item.pk,
+            payload={"itemId": item.pk, "kind": item.kind, "taskId": run.task_id},
+        )
+    hint = wait(
+        f"a person answers question {asked.pk} on task {run.task_id} in the Inbox"
+        f" (the claim holds until {iso(run.lease_expires_at)})",
+        "get_my_work",
+    )
+    return QuestionResult(question=asked, item=item, run=run, hint=hint)
+
+
+def _as_list(value: Any) -> list[Any]:
+    """Evidence as given: None → [], a single value → [value], a list kept as is."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value]
+
+
+def verify(checks: list[Any], artifacts: list[Any]) -> tuple[list[dict[str, Any]], bool | None]:
+    """Run the task's verification checks against the artifacts; (results, all passed or None)."""
+    kinds = {a.get("kind") for a in artifacts if isinstance(a, dict)}
+    results: list[dict[str, Any]] = []
+    for check in checks if isinstance(checks, list) else []:
+        kind = check.get("kind") if isinstance(check, dict) else None
+        if kind == "artifact_kind":
+            wanted = check.get("value")
+            ok = wanted in kinds
+            results.append({"check": check, "passed": ok, "detail": f"an artifact of kind {wanted}"})
+        elif kind == "artifact_present":
+            results.append({"check": check, "passed": bool(artifacts), "detail": "at least one artifact"})
+        else:
+            results.append({"check": check, "passed": None, "detail": "unknown check kind, not run"})
+    ran = [r["passed"] for r in results if r["passed"] is not None]
+    return results, (all(ran) if ran else None)
+
+
+def run_complete(
+    *,
+    workspace: Workspace,
+    run_id: Any,
+    lease_token: str,
+    outcome: str,
+    artifacts: Any = None,
+    claims: Any = None,
+    not_done: Any = None,
+    unknowns: Any = None,
+    next_step: str = "",
+) -> CompleteResult:
+    """Record the report; the task goes to Done, or to the Inbox for review. Never fails for evidence."""
+    require_active_workspace(workspace)
+    evidence = {
+        "artifacts": _as_list(artifacts),
+        "claims": _as_list(claims),
+        "not_done": _as_list(not_done),
+        "unknowns": _as_list(unknowns),
+    }
+    with transaction.atomic():
+        now = clock.db_now()
+        run = run_for_write(workspace.pk, run_id)
+        changed = fenced(run=run, lease_token=lease_token, now=now).update(
+            state=RunState.COMPLETED, lease_token_hash="", ended_at=now, end_reason="completed"
+        )
+        if changed != 1:
+            raise lease_lost(run)
+        run.state = RunState.COMPLETED
+        run.lease_token_hash = ""
+        run.ended_at = now
+        task = run.task
+        verification, passed = verify(task.checks, evidence["artifacts"])
+        report = Report.objects.create(
+            workspace_id=workspace.pk,
+            task=task,
+            run=run,
+            outcome=str(outcome or ""),
+            next_step=str(next_step or ""),
+            verification=verification,
+            verification_passed=passed,
+            created_at=now,
+            **evidence,
+        )
+        review = task.review_required or passed is False
+        item = None
+        if review:
+            # The task waits in Doing, unassigned, until a person decides the review.
+            task.column = Column.DOING
+            item = InboxItem.objects.create(
+                workspace_id=workspace.pk,
+                kind=InboxKind.REVIEW,
+                task=task,
+                run=run,
+                report=report,
+                estimated_minutes=task.estimated_review_minutes,
+                created_at=now,
+            )
+        else:
+            task.column = Column.DONE
+        Task.objects.filter(pk=task.pk).update(
+            column=task.column, assignee_connection=None, assignee_user=None, updated_at=now
+        )
+        if run.approval_id is not None:
+            Approval.objects.filter(pk=run.approval_id, used_at=None).update(used_at=now)
+        emit(
+            workspace_id=workspace.pk,
+            type="run.completed",
+            entity_type="run",
+            entity_id=run.run_id,
+            payload={"runId": str(run.run_id), "taskId": task.pk, "review": review, "reportId": report.pk},
+            epoch=run.epoch,
+        )
+        if item is not None:
+            emit(
+                workspace_id=workspace.pk,
+                type="inbox.item_created",
+                entity_type="inbox_item",
+                entity_id=item.pk,
+                payload={"itemId": item.pk, "kind": item.kind, "taskId": task.pk},
+            )
+    if item is not None:
+        hint = wait(f"a person reviews task {task.pk} in the Inbox", "get_my_work")
+    else:
+        hint = next_("get_my_work")
+    return CompleteResult(run=run, task=task, report=report, inbox_item=item, hint=hint)
+
+
+def run_release(*, workspace: Workspace, run_id: Any, lease_token: str, reason: str) -> RunResult:
+    """Give the task back on purpose: Todo, unassigned, epoch bumped (the old token is fenced off)."""
+    require_active_workspace(workspace)
+    with transaction.atomic():
+        now = clock.db_now()
+        run = run_for_write(workspace.pk, run_id)
+        changed = fenced(run=run, lease_token=lease_token, now=now).update(
+            state=RunState.RELEASED,
+            lease_token_hash="",
+            ended_at=now,
+            end_reason=(reason or "released")[:200],
+        )
+        if changed != 1:
+            raise lease_lost(run)
+        run.state = RunState.RELEASED
+        run.ended_at = now
+        release_task_row(run.task_id, now)
+        emit(
+            workspace_id=workspace.pk,
+            type="run.released",
+            entity_type="run",
+            entity_id=run.run_id,
+            payload={"runId": str(run.run_id), "taskId": run.task_id, "reason": reason or ""},
+            epoch=run.epoch + 1,
+        )
+    return RunResult(run=run, action="released", hint=next_("get_my_work"))
+
+
+def lease_sweep(*, now: datetime | None = None, batch: int = 500) -> int:
+    """Make expired leases visible: stale (or released after a question hold), events emitted.
+
+    Correctness never depends on this: every read and write already treats an expired lease as
+    expired. Each run is expired in its own short transaction by a conditional UPDATE, so a sweep
+    racing a claim or another sweep changes each run at most once.
+    """
+    at = now or clock.db_now()
+    expired = list(
+        Run.objects.filter(state__in=lease.LIVE_STATES, lease_expires_at__lte=at).order_by(
+            "lease_expires_at"
+        )[:batch]
+    )
+    count = 0
+    for run in expired:
+        with transaction.atomic():
+            if expire_run(run, at):
+                count += 1
+    return count
