@@ -1,0 +1,132 @@
+"""Ownership cases: how tests/test_ownership.py reaches every URL of the web app.
+
+tests/test_ownership.py walks the whole URLconf. Every named URL pattern must appear either in
+PUBLIC (with the reason it needs no ownership check) or in CASES, or the suite fails. Only
+third-party prefixes listed in THIRD_PARTY_PREFIXES are skipped.
+
+For each case the test signs in as carol (owner of workspace B, no seat in A) and asserts a 404
+for GET and for POST on the URL built from workspace A's objects. It also signs in as alice
+(owner of A) and, for pages, asserts the status in `alice_get` (200 by default) — proof that the
+404 is about ownership and not a broken URL.
+
+Adding a URL:
+
+    CASES["boards:task_detail"] = lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}
+    CASES["boards:task_move"] = Case(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}, alice_get=None)
+
+- The key is the URL's full name, namespace included ("boards:board").
+- The value is a callable `(objects) -> dict` of URL kwargs, or a `Case` wrapping one. Use
+  `Case(..., alice_get=None)` for POST-only URLs (alice's GET is not checked), or another status
+  (`alice_get=302`) for a GET that redirects.
+- `objects` (an `Objects`) holds workspace A's objects: `ws`, `alice`, `bob`, `bob_seat`,
+  `alice_seat`, `invitation` (pending, for dan@example.com), and lazily created extras such as
+  `board` and `task`. Add an extra with `@extra("name")` on a function `(objects) -> object`;
+  it runs only when a case first reads `objects.name`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from accounts.models import Invitation, Seat, User, Workspace
+
+Kwargs = Callable[["Objects"], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Case:
+    kwargs: Kwargs
+    # What alice (owner of workspace A) gets for GET; None for POST-only URLs.
+    alice_get: int | None = 200
+
+
+# Third-party apps with their own access rules: URL prefixes and namespaces that are not walked.
+THIRD_PARTY_PREFIXES = ("admin/", "accounts/", "o/", "static/")
+THIRD_PARTY_NAMESPACES = ("admin", "oauth2_provider")
+
+# URL names that take no tenant object, with the reason.
+PUBLIC: dict[str, str] = {
+    "home": "redirects to the signed-in user's own workspace",
+    "workspace_create": "creates a new workspace owned by the caller",
+    "invite_accept": "the token is the capability; tests/accounts/test_invitations.py covers it",
+    "connections": "lists only the caller's own agent connections",
+    "agent_connect": "set-up instructions; names no tenant object",
+}
+
+_EXTRAS: dict[str, Callable[[Objects], object]] = {}
+
+
+def extra(name: str) -> Callable[[Callable[[Objects], object]], Callable[[Objects], object]]:
+    """Register a lazily created object of workspace A under `objects.<name>`."""
+
+    def register(factory: Callable[[Objects], object]) -> Callable[[Objects], object]:
+        _EXTRAS[name] = factory
+        return factory
+
+    return register
+
+
+class Objects:
+    """Workspace A's objects; extras are created on first use and cached."""
+
+    def __init__(self, *, ws: Workspace, alice: User, bob: User, invitation: Invitation) -> None:
+        self.ws = ws
+        self.alice = alice
+        self.bob = bob
+        self.alice_seat = Seat.objects.get(workspace=ws, user=alice)
+        self.bob_seat = Seat.objects.get(workspace=ws, user=bob)
+        self.invitation = invitation
+        self._cache: dict[str, object] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name not in _EXTRAS:
+            raise AttributeError(f"objects has no {name!r}; register it with @extra({name!r})")
+        if name not in self._cache:
+            self._cache[name] = _EXTRAS[name](self)
+        return self._cache[name]
+
+
+@extra("board")
+def _board(o: Objects) -> object:
+    from boards.services import board_default
+
+    return board_default(workspace=o.ws)
+
+
+@extra("task")
+def _task(o: Objects) -> object:
+    from boards.services import task_create
+
+    return task_create(workspace=o.ws, title="Ownership probe", board=o.board, by_user=o.alice).task
+
+
+@extra("connection")
+def _connection(o: Objects) -> object:
+    from accounts.models import AgentConnection
+
+    return AgentConnection.objects.create(workspace=o.ws, user=o.alice, name="Ownership probe")
+
+
+def _ws(o: Objects) -> dict[str, Any]:
+    return {"slug": o.ws.slug}
+
+
+def _post(kwargs: Kwargs) -> Case:
+    return Case(kwargs, alice_get=None)
+
+
+CASES: dict[str, Kwargs | Case] = {
+    # accounts
+    "workspace_dashboard": _ws,
+    "workspace_switch": Case(_ws, alice_get=302),
+    "workspace_members": _ws,
+    "workspace_plan": _ws,
+    "workspace_leave": _post(_ws),
+    "member_invite": _post(_ws),
+    "member_role": _post(lambda o: {"slug": o.ws.slug, "seat_id": o.bob_seat.pk}),
+    "member_remove": _post(lambda o: {"slug": o.ws.slug, "seat_id": o.bob_seat.pk}),
+    "invitation_revoke": _post(lambda o: {"slug": o.ws.slug, "invitation_id": o.invitation.pk}),
+    "connection_revoke": _post(lambda o: {"connection_id": o.connection.pk}),
+}

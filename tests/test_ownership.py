@@ -1,0 +1,131 @@
+"""Every URL of the web app answers 404 to a signed-in stranger: carol gets nothing of workspace A.
+
+The URLconf is walked, so a new view without a case in tests/ownership_cases.py fails the suite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import pytest
+from django.http import HttpResponse
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, path, reverse
+
+from accounts.services import invitation_create
+from tests import ownership_cases
+from tests.ownership_cases import (
+    CASES,
+    PUBLIC,
+    THIRD_PARTY_NAMESPACES,
+    THIRD_PARTY_PREFIXES,
+    Case,
+    Objects,
+)
+
+
+@dataclass(frozen=True)
+class Route:
+    name: str | None
+    route: str
+
+
+def walk(
+    patterns: Sequence[URLPattern | URLResolver], prefix: str = "", namespace: str = ""
+) -> Iterator[Route]:
+    """Every URL pattern under `patterns`, with its full name (namespaces joined by ':')."""
+    for entry in patterns:
+        route = prefix + str(entry.pattern)
+        if isinstance(entry, URLResolver):
+            if route.startswith(THIRD_PARTY_PREFIXES) or entry.namespace in THIRD_PARTY_NAMESPACES:
+                continue
+            inner = f"{namespace}:{entry.namespace}" if namespace and entry.namespace else entry.namespace
+            yield from walk(entry.url_patterns, route, inner or namespace)
+        elif not route.startswith(THIRD_PARTY_PREFIXES):
+            if entry.name is None:
+                yield Route(None, route)
+            else:
+                yield Route(f"{namespace}:{entry.name}" if namespace else entry.name, route)
+
+
+def missing_cases(resolver: URLResolver) -> list[str]:
+    """One line per URL that has neither an ownership case nor a PUBLIC entry."""
+    problems = []
+    for r in walk(resolver.url_patterns):
+        if r.name is None:
+            problems.append(f"{r.route!r} has no name: name it and add it to CASES or PUBLIC")
+        elif r.name not in CASES and r.name not in PUBLIC:
+            problems.append(f"{r.name!r} ({r.route})")
+    return problems
+
+
+def assert_every_url_has_a_case(resolver: URLResolver) -> None:
+    problems = missing_cases(resolver)
+    assert not problems, (
+        "These URLs have no ownership test. Add a case for each to CASES in tests/ownership_cases.py "
+        "(the format is at the top of that file), or list it in PUBLIC with the reason:\n  "
+        + "\n  ".join(problems)
+    )
+
+
+def url_names() -> set[str]:
+    return {r.name for r in walk(get_resolver().url_patterns) if r.name}
+
+
+def test_it_has_a_case_for_every_url():
+    assert_every_url_has_a_case(get_resolver())
+
+
+def test_it_has_no_case_for_a_url_that_is_gone():
+    assert sorted(set(CASES) - url_names()) == []
+
+
+def test_it_fails_for_a_url_without_a_case():
+    def view(request, slug):  # pragma: no cover - never called
+        return HttpResponse()
+
+    resolver = URLResolver(
+        get_resolver().pattern,
+        [*get_resolver().url_patterns, path("w/<slug:slug>/new/", view, name="new_page")],
+    )
+    with pytest.raises(AssertionError, match=r"Add a case .* tests/ownership_cases.py(.|\n)*'new_page'"):
+        assert_every_url_has_a_case(resolver)
+
+
+def test_it_skips_only_third_party_prefixes():
+    routes = [r.route for r in walk(get_resolver().url_patterns)]
+    assert not any(r.startswith(THIRD_PARTY_PREFIXES) for r in routes)
+    assert "w/<slug:slug>/members/" in routes
+
+
+@pytest.fixture
+def objects(alice, bob, ws_a, carol, ws_b) -> Objects:
+    invitation = invitation_create(workspace=ws_a, invited_by=alice, email="dan@example.com")
+    return Objects(ws=ws_a, alice=alice, bob=bob, invitation=invitation)
+
+
+def _case(name: str) -> Case:
+    case = CASES[name]
+    return case if isinstance(case, Case) else Case(case)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_it_answers_404_to_carol(name: str, objects: Objects, carol, client: Client):
+    if name not in url_names():
+        pytest.fail(f"{name} is in CASES but not in the URLconf")
+    url = reverse(name, kwargs=_case(name).kwargs(objects))
+    client.force_login(carol)
+    assert client.get(url).status_code == 404, f"GET {url} as carol"
+    assert client.post(url).status_code == 404, f"POST {url} as carol"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if _case(n).alice_get is not None))
+def test_it_serves_alice(name: str, objects: Objects, alice, client: Client):
+    url = reverse(name, kwargs=_case(name).kwargs(objects))
+    client.force_login(alice)
+    assert client.get(url).status_code == _case(name).alice_get, f"GET {url} as alice"
+
+
+def test_it_documents_the_case_format():
+    assert ownership_cases.__doc__ and "CASES[" in ownership_cases.__doc__
