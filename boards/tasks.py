@@ -5,8 +5,15 @@ from __future__ import annotations
 from celery import shared_task
 
 from boards.reminders import inbox_remind
+from boards.services import lease_sweep
 
 
 @shared_task(name="boards.tasks.send_inbox_reminders")
 def send_inbox_reminders() -> int:
     return inbox_remind()
+
+
+@shared_task(name="boards.tasks.sweep_leases")
+def sweep_leases() -> int:
+    """Every 30 s (beat, or the embedded timer): make expired leases visible and emit their events."""
+    return lease_sweep()
