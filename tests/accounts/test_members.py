@@ -1,0 +1,89 @@
+"""Members: roles, removal, leaving; the last owner always stays."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from accounts.models import Seat
+from accounts.services import SeatError, seat_remove, seat_set_role
+
+
+def _seat(user) -> Seat:
+    return Seat.objects.get(user=user)
+
+
+def test_it_refuses_to_remove_the_last_owner(alice, ws_a):
+    with pytest.raises(SeatError, match="last owner"):
+        seat_remove(seat=_seat(alice))
+    assert Seat.objects.filter(user=alice).exists()
+
+
+def test_it_refuses_to_let_the_last_owner_step_down(alice, ws_a):
+    with pytest.raises(SeatError, match="last owner cannot step down"):
+        seat_set_role(seat=_seat(alice), role=Seat.MEMBER)
+    assert _seat(alice).role == Seat.OWNER
+
+
+def test_it_lets_an_owner_leave_once_there_is_another(alice, bob, ws_a):
+    seat_set_role(seat=_seat(bob), role=Seat.OWNER, by=_seat(alice))
+    seat_remove(seat=_seat(alice), by=_seat(alice))
+    assert list(ws_a.seats.values_list("user__email", "role")) == [("bob@example.com", Seat.OWNER)]
+
+
+def test_it_keeps_admins_off_owners(alice, bob, ws_a):
+    bob_seat = _seat(bob)
+    seat_set_role(seat=bob_seat, role=Seat.ADMIN)
+    with pytest.raises(SeatError, match="Only an owner"):
+        seat_remove(seat=_seat(alice), by=bob_seat)
+    with pytest.raises(SeatError, match="Only an owner"):
+        seat_set_role(seat=bob_seat, role=Seat.OWNER, by=bob_seat)
+
+
+def test_it_shows_the_last_owner_rule_on_the_page(client: Client, alice, ws_a):
+    client.force_login(alice)
+    response = client.post(f"/w/{ws_a.slug}/leave/", follow=True)
+    assert "The last owner cannot leave" in response.content.decode()
+    response = client.post(f"/w/{ws_a.slug}/members/{_seat(alice).pk}/role/", {"role": "member"}, follow=True)
+    assert "The last owner cannot step down" in response.content.decode()
+    response = client.post(f"/w/{ws_a.slug}/members/{_seat(alice).pk}/remove/", follow=True)
+    assert "The last owner cannot leave or be removed" in response.content.decode()
+    assert _seat(alice).role == Seat.OWNER
+
+
+def test_it_lets_an_owner_change_a_role_and_remove_a_member(client: Client, alice, bob, ws_a):
+    client.force_login(alice)
+    client.post(f"/w/{ws_a.slug}/members/{_seat(bob).pk}/role/", {"role": "admin"})
+    assert _seat(bob).role == Seat.ADMIN
+    client.post(f"/w/{ws_a.slug}/members/{_seat(bob).pk}/remove/")
+    assert not Seat.objects.filter(user=bob).exists()
+
+
+def test_it_lets_a_member_leave(client: Client, bob, ws_a):
+    client.force_login(bob)
+    response = client.post(f"/w/{ws_a.slug}/leave/")
+    assert response.headers["Location"] == "/"
+    assert not Seat.objects.filter(user=bob).exists()
+
+
+def test_it_hides_member_changes_from_members(client: Client, alice, bob, ws_a):
+    client.force_login(bob)
+    assert client.post(f"/w/{ws_a.slug}/members/{_seat(alice).pk}/remove/").status_code == 404
+    assert (
+        client.post(f"/w/{ws_a.slug}/members/{_seat(alice).pk}/role/", {"role": "member"}).status_code == 404
+    )
+    assert _seat(alice).role == Seat.OWNER
+
+
+def test_it_shows_plan_and_usage(client: Client, alice, ws_a):
+    from accounts.models import Usage
+    from accounts.services import usage_consume
+
+    for _ in range(3):
+        usage_consume(workspace=ws_a, kind=Usage.TASKS)
+    client.force_login(alice)
+    page = client.get(f"/w/{ws_a.slug}/plan/").content.decode()
+    assert "Free plan" in page or "free" in page.lower()
+    assert "3 of 50" in page
+    assert "0 of 200" in page
+    assert "Counters reset on" in page
