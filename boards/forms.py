@@ -1,0 +1,84 @@
+"""Input parsing for the people's board and Inbox pages."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django import forms
+
+from boards.models import Column, Priority
+
+PEOPLE_COLUMNS = [
+    (Column.BACKLOG.value, "Backlog"),
+    (Column.TODO.value, "Todo"),
+    (Column.DONE.value, "Done"),
+    (Column.DROPPED.value, "Dropped"),
+]
+
+SNOOZE_CHOICES = [("1h", "1 hour"), ("4h", "4 hours"), ("tomorrow", "Tomorrow")]
+SNOOZE_SPANS = {"1h": timedelta(hours=1), "4h": timedelta(hours=4), "tomorrow": timedelta(hours=24)}
+
+
+class TaskForm(forms.Form):
+    title = forms.CharField(max_length=200)
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
+    priority = forms.TypedChoiceField(choices=Priority.choices, coerce=int, initial=Priority.NORMAL)
+    due_at = forms.DateTimeField(
+        required=False, label="Due", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
+    review_required = forms.BooleanField(required=False, label="A person reviews the result")
+    estimated_review_minutes = forms.IntegerField(
+        min_value=1, max_value=480, initial=5, label="Review minutes"
+    )
+
+
+class TaskCreateForm(TaskForm):
+    column = forms.ChoiceField(
+        choices=[(Column.BACKLOG.value, "Backlog"), (Column.TODO.value, "Todo")], initial=Column.TODO
+    )
+
+
+class MoveForm(forms.Form):
+    column = forms.ChoiceField(choices=PEOPLE_COLUMNS)
+    position = forms.FloatField(required=False)
+
+
+class BoardFilterForm(forms.Form):
+    q = forms.CharField(required=False, label="Search")
+    priority = forms.TypedChoiceField(
+        choices=[("", "Any priority"), *Priority.choices], coerce=int, required=False, empty_value=None
+    )
+    review = forms.BooleanField(required=False, label="Needs review")
+    held = forms.BooleanField(required=False, label="Held by an agent")
+
+
+class DecideForm(forms.Form):
+    decision = forms.ChoiceField(
+        choices=[("accept", "Accept"), ("rework", "Rework"), ("later", "Later"), ("drop", "Drop")]
+    )
+    note = forms.CharField(required=False, max_length=5000)
+    snooze = forms.ChoiceField(choices=SNOOZE_CHOICES, required=False)
+
+    def clean(self) -> dict[str, object]:
+        data = super().clean() or {}
+        if data.get("decision") == "rework" and not str(data.get("note") or "").strip():
+            self.add_error("note", "Say what to change: the agent sees this note when it starts again.")
+        return data
+
+    def snooze_until(self, now: datetime) -> datetime | None:
+        if self.cleaned_data.get("decision") != "later":
+            return None
+        return now + SNOOZE_SPANS.get(self.cleaned_data.get("snooze") or "tomorrow", SNOOZE_SPANS["tomorrow"])
+
+
+class AnswerForm(forms.Form):
+    answer = forms.CharField(required=False, max_length=5000)
+    answer_text = forms.CharField(required=False, max_length=5000, label="Your answer")
+
+    def clean(self) -> dict[str, object]:
+        data = super().clean() or {}
+        text = str(data.get("answer") or data.get("answer_text") or "").strip()
+        if not text:
+            raise forms.ValidationError("Pick an option or write an answer.")
+        data["text"] = text
+        return data

@@ -1,0 +1,21 @@
+"""The people's board pages, under /w/<slug>/ (the workspace comes from the URL and the seat)."""
+
+from django.urls import path
+
+from boards import views
+
+app_name = "boards"
+
+urlpatterns = [
+    path("board/", views.board, name="board"),
+    path("trash/", views.trash, name="trash"),
+    path("tasks/new/", views.task_create, name="task_create"),
+    path("tasks/<int:task_id>/", views.task, name="task"),
+    path("tasks/<int:task_id>/edit/", views.task_edit, name="task_edit"),
+    path("tasks/<int:task_id>/move/", views.task_move, name="task_move"),
+    path("tasks/<int:task_id>/trash/", views.task_trash, name="task_trash"),
+    path("tasks/<int:task_id>/restore/", views.task_restore, name="task_restore"),
+    path("inbox/", views.inbox, name="inbox"),
+    path("inbox/<int:item_id>/decide/", views.inbox_decide, name="inbox_decide"),
+    path("questions/<int:question_id>/answer/", views.question_answer, name="question_answer"),
+]

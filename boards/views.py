@@ -1,0 +1,314 @@
+"""The people's pages: board, task, trash and Inbox. Thin: parse → access → service/selector → render."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.middleware import HtmxDetails
+
+from accounts.access import access_seat
+from accounts.models import Seat, User
+from boards import clock, pages, selectors, services
+from boards.access import access_board, access_inbox_item, access_question, access_task
+from boards.forms import AnswerForm, BoardFilterForm, DecideForm, MoveForm, TaskCreateForm, TaskForm
+from boards.models import BOARD_COLUMNS, Board, Column, InboxKind
+from weft.errors import WeftError
+
+View = Callable[..., HttpResponse]
+
+
+class SeatRequest(HttpRequest):
+    """A request past `workspace_view`: signed in (with a seat), with django-htmx's details."""
+
+    user: User  # type: ignore[assignment]
+    htmx: HtmxDetails
+
+
+DECIDED_TEXT = {
+    "accept": "Accepted — the task is done.",
+    "rework": "Sent back for rework with your note.",
+    "later": "Snoozed — it is out of the attention count until then.",
+    "drop": "Dropped — work on this task stops.",
+}
+
+
+def workspace_view(view: View) -> View:
+    """Resolve the caller's seat from the URL (404 without one) and turn not_found into 404."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, slug: str, **kwargs: Any) -> HttpResponse:
+        seat = access_seat(request.user, slug)  # type: ignore[arg-type]  # login_required ran first
+        try:
+            return view(request, seat, **kwargs)
+        except WeftError as error:
+            if error.code == "not_found":
+                raise Http404(error.message) from error
+            raise
+
+    return login_required(wrapper)
+
+
+def _nav(seat: Seat) -> dict[str, Any]:
+    return {
+        "seat": seat,
+        "workspace": seat.workspace,
+        "attention": selectors.attention_status(workspace=seat.workspace),
+    }
+
+
+def _back(request: HttpRequest, fallback: str) -> HttpResponseRedirect:
+    target = request.POST.get("next") or request.headers.get("referer") or ""
+    if target and url_has_allowed_host_and_scheme(
+        target, {request.get_host()}, require_https=request.is_secure()
+    ):
+        return redirect(target)
+    return redirect(fallback)
+
+
+def _board_url(seat: Seat) -> str:
+    return reverse("boards:board", kwargs={"slug": seat.workspace.slug})
+
+
+def _error(request: HttpRequest, error: WeftError) -> None:
+    messages.error(request, error.message[:1].upper() + error.message[1:])
+
+
+def _current_board(seat: Seat, request: HttpRequest) -> Board:
+    board_id = request.GET.get("board") or request.POST.get("board")
+    if board_id:
+        return access_board(seat.workspace, board_id)
+    return services.board_default(workspace=seat.workspace)
+
+
+@workspace_view
+@require_GET
+def board(request: SeatRequest, seat: Seat) -> HttpResponse:
+    current = _current_board(seat, request)
+    form = BoardFilterForm(request.GET)
+    filters = pages.BoardFilter()
+    if form.is_valid():
+        data = form.cleaned_data
+        filters = pages.BoardFilter(
+            query=data["q"].strip(),
+            priority=data["priority"],
+            review_only=data["review"],
+            held_only=data["held"],
+        )
+    columns = pages.board_columns(
+        workspace=seat.workspace, board=current, filters=filters, now=clock.db_now()
+    )
+    context = {
+        **_nav(seat),
+        "board": current,
+        "boards": Board.objects.filter(workspace=seat.workspace).order_by("created_at"),
+        "columns": columns,
+        "filter_form": form,
+        "filters": filters,
+        "create_form": TaskCreateForm(),
+        "move_choices": MoveForm.base_fields["column"].choices,  # type: ignore[attr-defined]
+        "board_columns": BOARD_COLUMNS,
+    }
+    return render(request, "boards/board.html", context)
+
+
+@workspace_view
+@require_GET
+def trash(request: SeatRequest, seat: Seat) -> HttpResponse:
+    context = {
+        **_nav(seat),
+        "trashed": pages.trashed_tasks(workspace=seat.workspace),
+        "dropped": pages.dropped_tasks(workspace=seat.workspace),
+    }
+    return render(request, "boards/trash.html", context)
+
+
+@workspace_view
+@require_POST
+def task_create(request: SeatRequest, seat: Seat) -> HttpResponse:
+    current = _current_board(seat, request)
+    form = TaskCreateForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "The task was not created: " + _form_errors(form))
+        return redirect(_board_url(seat))
+    try:
+        result = services.task_create(
+            workspace=seat.workspace, board=current, by_user=request.user, **form.cleaned_data
+        )
+    except WeftError as error:
+        _error(request, error)
+    else:
+        messages.success(request, f"Created #{result.task.pk} {result.task.title}.")
+    return _back(request, _board_url(seat))
+
+
+def _form_errors(form: Any) -> str:
+    return "; ".join(
+        f"{field}: {' '.join(errors)}" if field != "__all__" else " ".join(errors)
+        for field, errors in form.errors.items()
+    )
+
+
+@workspace_view
+@require_GET
+def task(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse:
+    found = access_task(seat.workspace, task_id)
+    initial = {name: getattr(found, name) for name in TaskForm.base_fields}
+    context = {
+        **_nav(seat),
+        "task": found,
+        "runs": pages.run_timeline(task=found),
+        "history": pages.task_history(task=found),
+        "edit_form": TaskForm(initial=initial),
+        "move_choices": MoveForm.base_fields["column"].choices,  # type: ignore[attr-defined]
+        "now": clock.db_now(),
+    }
+    return render(request, "boards/task.html", context)
+
+
+@workspace_view
+@require_POST
+def task_edit(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse:
+    found = access_task(seat.workspace, task_id)
+    form = TaskForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Nothing was saved: " + _form_errors(form))
+    else:
+        try:
+            services.task_update(task=found, by_user=request.user, **form.cleaned_data)
+        except WeftError as error:
+            _error(request, error)
+        else:
+            messages.success(request, "Saved.")
+    return redirect("boards:task", slug=seat.workspace.slug, task_id=found.pk)
+
+
+@workspace_view
+@require_POST
+def task_move(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse:
+    found = access_task(seat.workspace, task_id)
+    form = MoveForm(request.POST)
+    if not form.is_valid():
+        message = "Tasks move into Doing only when an agent starts them."
+        if request.htmx:
+            return HttpResponse(message, status=400)
+        messages.error(request, message)
+        return _back(request, _board_url(seat))
+    try:
+        services.task_move(
+            task=found,
+            column=form.cleaned_data["column"],
+            position=form.cleaned_data["position"],
+            by_user=request.user,
+        )
+    except WeftError as error:
+        if request.htmx:
+            return HttpResponse(error.message, status=error.http_status)
+        _error(request, error)
+    else:
+        if request.htmx:
+            return HttpResponse(status=204)
+        messages.success(request, f"Moved #{found.pk} to {Column(form.cleaned_data['column']).label}.")
+    return _back(request, _board_url(seat))
+
+
+@workspace_view
+@require_POST
+def task_trash(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse:
+    found = access_task(seat.workspace, task_id)
+    try:
+        services.task_trash(task=found, by_user=request.user)
+    except WeftError as error:
+        _error(request, error)
+    else:
+        messages.success(request, f"Moved #{found.pk} {found.title} to the trash; restore it within 30 days.")
+    return redirect(_board_url(seat))
+
+
+@workspace_view
+@require_POST
+def task_restore(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse:
+    found = access_task(seat.workspace, task_id)
+    try:
+        services.task_restore(task=found, by_user=request.user)
+    except WeftError as error:
+        _error(request, error)
+    else:
+        messages.success(request, f"Restored #{found.pk} {found.title}.")
+    return redirect("boards:trash", slug=seat.workspace.slug)
+
+
+@workspace_view
+@require_GET
+def inbox(request: SeatRequest, seat: Seat) -> HttpResponse:
+    waiting, snoozed = pages.inbox_entries(workspace=seat.workspace, now=clock.db_now())
+    context = {**_nav(seat), "entries": waiting, "snoozed": snoozed, "InboxKind": InboxKind}
+    return render(request, "boards/inbox.html", context)
+
+
+def _decided(request: SeatRequest, seat: Seat, *, ok: bool, text: str, item_id: int) -> HttpResponse:
+    """After a decision: a notice in place of the item (htmx) or a message and the Inbox again."""
+    if request.htmx:
+        context = {"ok": ok, "text": text, "item_id": item_id, "workspace": seat.workspace}
+        response = render(request, "boards/_decided.html", context)
+        response["HX-Trigger"] = "weft:refresh"
+        return response
+    (messages.success if ok else messages.error)(request, text)
+    return redirect("boards:inbox", slug=seat.workspace.slug)
+
+
+def _already_decided_text(error: WeftError) -> str:
+    return f"Already decided — nothing changed. {error.message[:1].upper() + error.message[1:]}"
+
+
+@workspace_view
+@require_POST
+def inbox_decide(request: SeatRequest, seat: Seat, item_id: int) -> HttpResponse:
+    item = access_inbox_item(seat.workspace, item_id)
+    form = DecideForm(request.POST)
+    if not form.is_valid():
+        return _decided(request, seat, ok=False, text=_form_errors(form), item_id=item.pk)
+    decision = form.cleaned_data["decision"]
+    try:
+        services.inbox_decide(
+            item=item,
+            user=request.user,
+            decision=decision,
+            note=form.cleaned_data["note"].strip(),
+            snooze_until=form.snooze_until(clock.db_now()),
+        )
+    except WeftError as error:
+        text = _already_decided_text(error) if error.code == "already_decided" else error.message
+        return _decided(request, seat, ok=False, text=text, item_id=item.pk)
+    return _decided(
+        request,
+        seat,
+        ok=True,
+        text=f"#{item.task_id} {item.task.title}: {DECIDED_TEXT[decision]}",
+        item_id=item.pk,
+    )
+
+
+@workspace_view
+@require_POST
+def question_answer(request: SeatRequest, seat: Seat, question_id: int) -> HttpResponse:
+    question = access_question(seat.workspace, question_id)
+    item_id = getattr(getattr(question, "inbox_item", None), "pk", 0)
+    form = AnswerForm(request.POST)
+    if not form.is_valid():
+        return _decided(request, seat, ok=False, text=_form_errors(form), item_id=item_id)
+    try:
+        services.question_answer(question=question, user=request.user, answer=form.cleaned_data["text"])
+    except WeftError as error:
+        text = _already_decided_text(error) if error.code == "already_decided" else error.message
+        return _decided(request, seat, ok=False, text=text, item_id=item_id)
+    text = f"Answered on #{question.task_id}: the agent gets it with its next call."
+    return _decided(request, seat, ok=True, text=text, item_id=item_id)
