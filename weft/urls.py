@@ -7,4 +7,5 @@ urlpatterns = [
     path("", include("accounts.oauth_urls")),
     path("", include("accounts.agent_urls")),
     path("", include("accounts.urls")),
+    path("w/<slug:slug>/", include("boards.urls")),
 ]
