@@ -109,6 +109,20 @@ def _connection(o: Objects) -> object:
     return AgentConnection.objects.create(workspace=o.ws, user=o.alice, name="Ownership probe")
 
 
+@extra("review_item")
+def _review_item(o: Objects) -> object:
+    from tests.web.factories import make_review
+
+    return make_review(o.ws, o.connection)
+
+
+@extra("question_item")
+def _question_item(o: Objects) -> object:
+    from tests.web.factories import make_question
+
+    return make_question(o.ws, o.connection)
+
+
 def _ws(o: Objects) -> dict[str, Any]:
     return {"slug": o.ws.slug}
 
@@ -129,4 +143,18 @@ CASES: dict[str, Kwargs | Case] = {
     "member_remove": _post(lambda o: {"slug": o.ws.slug, "seat_id": o.bob_seat.pk}),
     "invitation_revoke": _post(lambda o: {"slug": o.ws.slug, "invitation_id": o.invitation.pk}),
     "connection_revoke": _post(lambda o: {"connection_id": o.connection.pk}),
+    # boards (web)
+    "boards:board": _ws,
+    "boards:trash": _ws,
+    "boards:inbox": _ws,
+    "boards:task_create": _post(_ws),
+    "boards:task": lambda o: {"slug": o.ws.slug, "task_id": o.task.pk},
+    "boards:task_edit": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}),
+    "boards:task_move": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}),
+    "boards:task_trash": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}),
+    "boards:task_restore": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}),
+    "boards:inbox_decide": _post(lambda o: {"slug": o.ws.slug, "item_id": o.review_item.pk}),
+    "boards:question_answer": _post(
+        lambda o: {"slug": o.ws.slug, "question_id": o.question_item.question_id}
+    ),
 }
