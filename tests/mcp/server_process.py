@@ -22,7 +22,8 @@ def server_env(extra: dict[str, str], port: int) -> dict[str, str]:
         WEFT_EMBEDDED_TIMER="0",
         DJANGO_SETTINGS_MODULE="weft.settings",
     )
-    env.pop("WEFT_TESTING", None)
+    if "WEFT_TESTING" not in extra:
+        env.pop("WEFT_TESTING", None)
     if not env.get("DATABASE_URL"):
         env.pop("DATABASE_URL", None)
     return env

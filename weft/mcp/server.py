@@ -22,7 +22,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent
-from pydantic import AnyHttpUrl, ValidationError
+from pydantic import ValidationError
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp
 
@@ -145,8 +145,10 @@ def build_server() -> WeftMCPServer:
         version="1.0.0",
         token_verifier=ConnectionTokenVerifier(),
         auth=AuthSettings(
-            issuer_url=AnyHttpUrl(settings.WEFT_BASE_URL),
-            resource_server_url=AnyHttpUrl(settings.WEFT_MCP_URL),
+            # Strings, not AnyHttpUrl(...): AuthSettings keeps a path-less issuer exact (no
+            # trailing slash), which RFC 8414 issuer comparison needs.
+            issuer_url=settings.WEFT_BASE_URL,  # type: ignore[arg-type]
+            resource_server_url=settings.WEFT_MCP_URL,  # type: ignore[arg-type]
             required_scopes=["mcp"],
             validate_token_resource=True,
         ),
