@@ -227,7 +227,7 @@ if EMAIL_HOST:
     EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
     EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
 else:
-    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+    EMAIL_BACKEND = "weft.mail.ConsoleEmailBackend"
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Weft <weft@localhost>")
 
 # Redis: the channel layer and the Celery broker in production.
