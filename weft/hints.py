@@ -34,8 +34,13 @@ class Call:
             value = self.args[key]
             if isinstance(value, (list, dict)):
                 value = json.dumps(value, separators=(",", ":"))
-            parts.append(f"--{key.replace('_', '-')} {_shell_quote(str(value))}")
+            parts.append(f"--{_flag(key)} {_shell_quote(str(value))}")
         return " ".join(parts)
+
+
+def _flag(key: str) -> str:
+    """An argument name as a CLI flag: runId → run-id, lease_token → lease-token."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"-\1", key).replace("_", "-").lower()
 
 
 def _shell_quote(value: str) -> str:
