@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 import time_machine
+from allauth.account.models import EmailAddress
 from django.test import Client
 from django.utils import timezone
 
@@ -18,7 +19,7 @@ PASSWORD = "correct horse battery staple"
 @pytest.fixture
 def dan(db) -> User:
     user = User.objects.create_user(email="dan@example.com", password=PASSWORD)
-    user.emailaddress_set.create(email=user.email, verified=True, primary=True)
+    EmailAddress.objects.create(user=user, email=user.email, verified=True, primary=True)
     return user
 
 

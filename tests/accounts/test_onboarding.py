@@ -14,7 +14,7 @@ LINK = re.compile(r"https?://[^\s]+")
 
 
 def _links(message: mail.EmailMessage) -> list[str]:
-    return LINK.findall(message.body)
+    return LINK.findall(str(message.body))
 
 
 def _path(url: str) -> str:
