@@ -193,8 +193,8 @@ def test_the_loop_end_to_end(weft, alice, bob, ws_a):
                 "/api/mcp",
                 json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                       "params": {"name": "start_task", "arguments": {"id": task.pk}}},
-                headers={"authorization": f"Bearer {intruder_token}", "accept": "application/json, text/event-stream",
-                         "mcp-protocol-version": "2025-06-18"},
+                headers={"authorization": f"Bearer {intruder_token}",
+                         "accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"},
             )  # fmt: skip
             second = response.json()["result"]
             assert second["isError"] and second["structuredContent"]["error"]["code"] == "already_claimed"
@@ -214,7 +214,8 @@ def test_the_loop_end_to_end(weft, alice, bob, ws_a):
 
         done = _ok(await session.call_tool("complete_task", {
             **lease, "outcome": "Release notes written.", "claims": ["mentions the outage"],
-            "artifacts": [{"kind": "url", "uri": "https://example.com/notes"}], "nextStep": "Publish the notes.",
+            "artifacts": [{"kind": "url", "uri": "https://example.com/notes"}],
+            "nextStep": "Publish the notes.",
         }))  # fmt: skip
         assert done
         item = await asyncio.to_thread(lambda: InboxItem.objects.get(task=task, state="open"))
