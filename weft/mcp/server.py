@@ -187,7 +187,7 @@ def _with_test_token(app: ASGIApp, token: str) -> ASGIApp:
 
 def mcp_asgi_app() -> ASGIApp:
     """The ASGI app for /api/mcp and /.well-known/oauth-protected-resource/api/mcp."""
-    app = build_server().streamable_http_app(
+    app: ASGIApp = build_server().streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
         json_response=True,
