@@ -55,6 +55,25 @@ class User(AbstractUser):
         return self.name or self.email.split("@")[0]
 
 
+# The two plans of the price list; the data migration and Plan.named() create them from here.
+STANDARD_PLANS: dict[str, dict[str, object]] = {
+    "free": {
+        "name": "Free",
+        "monthly_task_cap": 50,
+        "monthly_agent_call_cap": 200,
+        "seat_price_month_cents": 0,
+        "seat_price_year_cents": 0,
+    },
+    "pro": {
+        "name": "Pro",
+        "monthly_task_cap": None,
+        "monthly_agent_call_cap": None,
+        "seat_price_month_cents": 700,
+        "seat_price_year_cents": 6000,
+    },
+}
+
+
 class Plan(models.Model):
     """A price list entry; operators assign it to workspaces in the admin."""
 
@@ -71,6 +90,12 @@ class Plan(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @classmethod
+    def named(cls, code: str) -> Plan:
+        """A standard plan by code, recreated from STANDARD_PLANS if an operator deleted it."""
+        plan, _ = cls.objects.get_or_create(code=code, defaults=STANDARD_PLANS[code])
+        return plan
 
     def cap_for(self, kind: str) -> int | None:
         return {

@@ -31,7 +31,7 @@ def workspace_create(*, owner: User, name: str, plan_code: str = Plan.FREE) -> W
         raise ValueError("A workspace needs a name")
     with transaction.atomic():
         workspace = Workspace.objects.create(
-            name=name[:100], slug=Workspace.unique_slug(name), plan=Plan.objects.get(code=plan_code)
+            name=name[:100], slug=Workspace.unique_slug(name), plan=Plan.named(plan_code)
         )
         Seat.objects.create(workspace=workspace, user=owner, role=Seat.OWNER)
     return workspace

@@ -1,28 +1,12 @@
 from django.db import migrations
 
+from accounts.models import STANDARD_PLANS
+
 
 def create_plans(apps, schema_editor):
     Plan = apps.get_model("accounts", "Plan")
-    Plan.objects.update_or_create(
-        code="free",
-        defaults={
-            "name": "Free",
-            "monthly_task_cap": 50,
-            "monthly_agent_call_cap": 200,
-            "seat_price_month_cents": 0,
-            "seat_price_year_cents": 0,
-        },
-    )
-    Plan.objects.update_or_create(
-        code="pro",
-        defaults={
-            "name": "Pro",
-            "monthly_task_cap": None,
-            "monthly_agent_call_cap": None,
-            "seat_price_month_cents": 700,
-            "seat_price_year_cents": 6000,
-        },
-    )
+    for code, fields in STANDARD_PLANS.items():
+        Plan.objects.update_or_create(code=code, defaults=fields)
 
 
 class Migration(migrations.Migration):
