@@ -5,9 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
 
 from accounts.access import access_connection_for_user
 from accounts.connections import connection_revoke, connections_for_user
@@ -21,9 +20,11 @@ def connections(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-@require_POST
 def connection_revoke_view(request: HttpRequest, connection_id: int) -> HttpResponse:
+    # Look the connection up before checking the method: someone else's id answers 404 either way.
     connection = access_connection_for_user(request.user, connection_id)  # type: ignore[arg-type]
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
     connection_revoke(connection=connection)
     messages.success(request, f"{connection.name} is disconnected; its sign-in no longer works.")
     return redirect("connections")
