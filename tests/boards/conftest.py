@@ -48,14 +48,16 @@ def pro(ws_a: Workspace) -> Workspace:
     """Workspace A without monthly caps (for tests that create many tasks)."""
     from accounts.models import Plan
 
-    ws_a.plan = Plan.objects.get(code=Plan.PRO)
+    ws_a.plan = Plan.named(Plan.PRO)
     ws_a.save(update_fields=["plan"])
     return ws_a
 
 
 @pytest.fixture
 def task(ws_a: Workspace, alice: User) -> Task:
-    return task_create(workspace=ws_a, title="Fix the login redirect", description="It loops.", by_user=alice).task
+    return task_create(
+        workspace=ws_a, title="Fix the login redirect", description="It loops.", by_user=alice
+    ).task
 
 
 @pytest.fixture

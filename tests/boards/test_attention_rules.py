@@ -46,7 +46,7 @@ def test_an_approved_step_is_admitted_even_when_full():
 
 def test_the_refusal_carries_size_age_minutes_and_allowed_calls():
     full = attention.assess_items(
-        [WaitingItem(NOW - timedelta(hours=2, minutes=14), 6)] + items(9, minutes=5), people=3, now=NOW
+        [WaitingItem(NOW - timedelta(hours=2, minutes=14), 6), *items(9, minutes=5)], people=3, now=NOW
     )
     details = attention.refusal_details(full)
     assert details["size"] == 10

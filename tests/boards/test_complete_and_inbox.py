@@ -35,7 +35,7 @@ def test_missing_or_odd_evidence_never_fails(agent, task):
 
 
 def test_review_required_sends_the_task_to_the_inbox(agent, make_task):
-    task, claim, item = reviewed(make_task, agent, outcome="imported", next_step="deploy to staging")
+    task, _claim, item = reviewed(make_task, agent, outcome="imported", next_step="deploy to staging")
     assert item.kind == "review" and item.state == "open"
     assert item.estimated_minutes == 5
     task.refresh_from_db()
@@ -74,7 +74,7 @@ def test_accept_approves_the_next_step_for_72_hours_delivered_once(agent, alice,
 def test_an_approved_step_is_exempt_from_the_attention_limit(agent, alice, make_task):
     task, _, item = reviewed(make_task, agent, next_step="tag the release")
     inbox_decide(item=item, user=alice, decision="accept")
-    for n in range(5):
+    for _n in range(5):
         reviewed(make_task, agent)
     other = make_task("Another")
     refused("attention_queue_full", task_claim, task_id=other.pk, connection=agent)
