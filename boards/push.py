@@ -7,6 +7,7 @@ page that reconnects re-fetches its whole state instead of trusting missed messa
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -16,6 +17,8 @@ from channels.layers import get_channel_layer
 log = logging.getLogger(__name__)
 
 MESSAGE_TYPE = "workspace.event"
+# Sends scheduled on a running loop, kept referenced until they finish.
+_pending: set[asyncio.Task[None]] = set()
 
 
 def workspace_group(workspace_id: int) -> str:
@@ -37,7 +40,18 @@ def push_event(event: Any) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
+    group, message = workspace_group(event.workspace_id), event_message(event)
     try:
-        async_to_sync(layer.group_send)(workspace_group(event.workspace_id), event_message(event))
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = None
+    try:
+        if loop is None:
+            async_to_sync(layer.group_send)(group, message)
+        else:
+            # Committed from code running inside an event loop's own thread: send without blocking it.
+            task = loop.create_task(layer.group_send(group, message))
+            _pending.add(task)
+            task.add_done_callback(_pending.discard)
     except Exception:
         log.exception("push of event %s#%s failed", event.workspace_id, event.seq)
