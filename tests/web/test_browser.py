@@ -77,7 +77,7 @@ class LiveServer:
 
         # Static files from the app folders, as `runserver` would serve them (no collectstatic in tests).
         config = uvicorn.Config(
-            ASGIStaticFilesHandler(application),
+            ASGIStaticFilesHandler(application),  # type: ignore[arg-type]  # any ASGI app works
             host="127.0.0.1",
             port=self.port,
             lifespan="on",
