@@ -8,9 +8,12 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.test import Client
 
-from accounts.models import User, Workspace
+from accounts.models import AgentConnection, User, Workspace
+from boards import services
 from boards.consumers import REFUSED
+from boards.models import InboxItem
 from boards.push import push_event
+from tests.web.factories import make_review
 from weft.asgi import application
 from weft.models import Event
 
@@ -117,3 +120,18 @@ async def test_it_pushes_through_the_redis_channel_layer(alice, carol, ws_a, ws_
     assert await theirs.receive_nothing(timeout=0.5)
     await ours.disconnect()
     await theirs.disconnect()
+
+
+async def test_it_pushes_a_committed_inbox_decision_to_the_workspace(alice, ws_a):
+    def decide() -> None:
+        connection = AgentConnection.objects.create(workspace=ws_a, user=alice, name="Claude Code")
+        item = make_review(ws_a, connection)
+        services.inbox_decide(item=InboxItem.objects.get(pk=item.pk), user=alice, decision="accept")
+
+    socket = await _socket(alice, ws_a)
+    assert (await socket.connect())[0]
+    await sync_to_async(decide)()
+    message = await socket.receive_json_from(timeout=2)
+    assert message["event"] == "inbox.item_decided"
+    assert message["entity_type"] == "inbox_item"
+    await socket.disconnect()
