@@ -127,7 +127,11 @@ class Run(models.Model):
                 fields=["task"], condition=Q(state__in=LIVE_RUN_STATES), name="one_live_run_per_task"
             )
         ]
-        indexes = [models.Index(fields=["workspace", "connection", "state"])]
+        indexes = [
+            models.Index(fields=["workspace", "connection", "state"]),
+            # The sweep's scan: live runs by expiry.
+            models.Index(fields=["state", "lease_expires_at"], name="run_state_expiry"),
+        ]
 
     def __str__(self) -> str:
         return f"run {self.run_id} of task {self.task_id} ({self.state})"

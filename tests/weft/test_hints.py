@@ -22,7 +22,8 @@ class Result:
 def test_render_gives_text_and_json_that_agree():
     text, payload = render(Result(next_("report_progress", {"runId": "r1", "note": "started"})))
     assert text == 'Started task 12.\nNext: report_progress {"note": "started", "runId": "r1"}'
-    assert payload == {"taskId": 12, "_next_action": 'Next: report_progress {"note": "started", "runId": "r1"}'}
+    line = 'Next: report_progress {"note": "started", "runId": "r1"}'
+    assert payload == {"taskId": 12, "_next_action": line}
     assert problems(text, payload) == []
 
 
