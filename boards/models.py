@@ -144,6 +144,9 @@ class ProgressReport(models.Model):
     status = models.CharField(max_length=100, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
+    def __str__(self) -> str:
+        return f"progress on run {self.run_id}: {self.note[:40]}"
+
 
 class QuestionState(models.TextChoices):
     OPEN = "open", "Open"
@@ -173,6 +176,9 @@ class Question(models.Model):
     delivered_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
+    def __str__(self) -> str:
+        return f"question {self.pk} on task {self.task_id} ({self.state})"
+
 
 class Report(models.Model):
     """What an agent says it did: checkable artifacts and honest gaps."""
@@ -190,6 +196,9 @@ class Report(models.Model):
     verification = models.JSONField(default=list, blank=True)
     verification_passed = models.BooleanField(null=True)
     created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"report of run {self.run_id} on task {self.task_id}"
 
 
 class InboxKind(models.TextChoices):
@@ -237,6 +246,9 @@ class InboxItem(models.Model):
     class Meta:
         indexes = [models.Index(fields=["workspace", "state", "created_at"])]
 
+    def __str__(self) -> str:
+        return f"{self.kind} of task {self.task_id} ({self.state})"
+
 
 class Approval(models.Model):
     """A person's approval of exactly one next step, valid 72 hours, delivered once."""
@@ -256,3 +268,6 @@ class Approval(models.Model):
     expires_at = models.DateTimeField()
     delivered_at = models.DateTimeField(null=True, blank=True)
     used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"approval of task {self.task_id}: {self.step[:40]}"
