@@ -17,7 +17,7 @@ from tests.web.factories import make_review
 from weft.asgi import application
 from weft.models import Event
 
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _cookie(user: User | None) -> bytes:
