@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections.abc import Callable
+from datetime import timedelta
 from html import unescape
 from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
@@ -18,6 +20,7 @@ import httpx
 import httpx2
 import pytest
 from django.db import connection as db
+from django.db.models import F
 from django.utils import timezone
 from mcp import ClientSession
 from mcp.client.auth import OAuthClientProvider
@@ -28,7 +31,9 @@ from mcp.shared.auth import (
     OAuthClientMetadata,
     OAuthToken,
 )
-from oauth2_provider.models import AccessToken
+from oauth2_provider.models import AccessToken, RefreshToken
+from oauth2_provider.settings import oauth2_settings
+from pydantic import AnyUrl
 
 from boards.models import InboxItem, Question
 from boards.services import inbox_decide, question_answer, task_create
@@ -39,6 +44,7 @@ from weft.hints import problems
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 REDIRECT = "http://localhost:53682/callback"
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"}
 
 
 class Memory:
@@ -121,6 +127,21 @@ def weft(on_postgres):
         yield base
 
 
+async def in_thread[T](fn: Callable[[], T]) -> T:
+    """Run a database call in a worker thread and close that thread's connection after it.
+
+    A connection left open in a pool thread keeps the test database busy at teardown.
+    """
+
+    def run() -> T:
+        try:
+            return fn()
+        finally:
+            db.close()
+
+    return await asyncio.to_thread(run)
+
+
 def _ok(result: Any) -> dict[str, Any]:
     text = "\n".join(block.text for block in result.content if block.type == "text")
     assert not result.is_error, text
@@ -150,7 +171,7 @@ async def _agent(base: str, person: Person, body) -> None:  # type: ignore[no-un
         server_url=f"{base}/api/mcp",
         client_metadata=OAuthClientMetadata(
             client_name="Weft e2e agent",
-            redirect_uris=[REDIRECT],
+            redirect_uris=[AnyUrl(REDIRECT)],
             grant_types=["authorization_code", "refresh_token"],
             response_types=["code"],
             token_endpoint_auth_method="none",
@@ -193,8 +214,7 @@ def test_the_loop_end_to_end(weft, alice, bob, ws_a):
                 "/api/mcp",
                 json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                       "params": {"name": "start_task", "arguments": {"id": task.pk}}},
-                headers={"authorization": f"Bearer {intruder_token}",
-                         "accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"},
+                headers={"authorization": f"Bearer {intruder_token}", **MCP_HEADERS},
             )  # fmt: skip
             second = response.json()["result"]
             assert second["isError"] and second["structuredContent"]["error"]["code"] == "already_claimed"
@@ -207,8 +227,8 @@ def test_the_loop_end_to_end(weft, alice, bob, ws_a):
                 "request_input", {**lease, "question": "Mention the outage?", "options": ["yes", "no"]}
             )
         )
-        question = await asyncio.to_thread(lambda: Question.objects.get(run__run_id=lease["runId"]))
-        await asyncio.to_thread(question_answer, question=question, user=alice, answer="yes")
+        question = await in_thread(lambda: Question.objects.get(run__run_id=lease["runId"]))
+        await in_thread(lambda: question_answer(question=question, user=alice, answer="yes"))
         work = _ok(await session.call_tool("get_my_work", {}))
         assert [a["answer"] for a in work["answers"]] == ["yes"], work
 
@@ -218,8 +238,8 @@ def test_the_loop_end_to_end(weft, alice, bob, ws_a):
             "nextStep": "Publish the notes.",
         }))  # fmt: skip
         assert done
-        item = await asyncio.to_thread(lambda: InboxItem.objects.get(task=task, state="open"))
-        await asyncio.to_thread(inbox_decide, item=item, user=alice, decision="accept")
+        item = await in_thread(lambda: InboxItem.objects.get(task=task, state="open"))
+        await in_thread(lambda: inbox_decide(item=item, user=alice, decision="accept"))
         work = _ok(await session.call_tool("get_my_work", {}))
         assert [a["step"] for a in work["approvals"]] == ["Publish the notes."], work
 
@@ -233,9 +253,9 @@ def test_the_loop_end_to_end(weft, alice, bob, ws_a):
         # The access token expires; the client refreshes by itself and carries on.
         old = storage.tokens
         assert old is not None and old.refresh_token
-        await asyncio.to_thread(
+        await in_thread(
             lambda: AccessToken.objects.filter(user=alice).update(
-                expires=timezone.now() - timezone.timedelta(seconds=1)
+                expires=timezone.now() - timedelta(seconds=1)
             )
         )
         provider.context.token_expiry_time = time.time() - 1
@@ -244,3 +264,58 @@ def test_the_loop_end_to_end(weft, alice, bob, ws_a):
         assert storage.tokens.refresh_token != old.refresh_token
 
     asyncio.run(_agent(weft, person, loop))
+
+
+def test_a_replayed_refresh_token_over_http(weft, alice, ws_a):
+    """The grace window and family revocation, against the server under uvicorn."""
+    person = Person(weft, alice.email, ws_a.slug)
+    grace = oauth2_settings.REFRESH_TOKEN_GRACE_PERIOD_SECONDS
+
+    async def replay(session: ClientSession, provider: OAuthClientProvider, storage: Memory) -> None:
+        _ok(await session.call_tool("get_my_work", {}))
+        first = storage.tokens
+        assert first is not None and first.refresh_token and storage.client is not None
+        client_id = storage.client.client_id
+        assert client_id is not None
+        # The access token expires; the client rotates its refresh token by itself.
+        await in_thread(
+            lambda: AccessToken.objects.filter(user=alice).update(
+                expires=timezone.now() - timedelta(seconds=1)
+            )
+        )
+        provider.context.token_expiry_time = time.time() - 1
+        _ok(await session.call_tool("get_my_work", {}))
+        second = storage.tokens
+        assert second is not None and second.refresh_token
+        assert second.refresh_token != first.refresh_token
+
+        async with httpx.AsyncClient(base_url=weft, timeout=30) as raw:
+
+            async def refresh(token: str) -> httpx.Response:
+                data = {"grant_type": "refresh_token", "refresh_token": token, "client_id": client_id}
+                return await raw.post("/o/token/", data=data)
+
+            # A concurrent refresh replays the old token inside the grace window: the same new pair.
+            again = await refresh(first.refresh_token)
+            assert again.status_code == 200, again.text
+            assert again.json()["access_token"] == second.access_token
+
+            # The window passes (the server's clock decides: age the rotation in the database).
+            await in_thread(
+                lambda: RefreshToken.objects.filter(user=alice, revoked__isnull=False).update(
+                    revoked=F("revoked") - timedelta(seconds=grace + 30)
+                )
+            )
+            late = await refresh(first.refresh_token)
+            assert late.status_code == 400 and late.json()["error"] == "invalid_grant", late.text
+            # The whole family is revoked: the newest refresh token and its access token too.
+            newest = await refresh(second.refresh_token)
+            assert newest.status_code == 400, newest.text
+            listed = await raw.post(
+                "/api/mcp",
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+                headers={"authorization": f"Bearer {second.access_token}", **MCP_HEADERS},
+            )
+            assert listed.status_code == 401, listed.text
+
+    asyncio.run(_agent(weft, person, replay))
