@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from allauth.account.models import EmailAddress
 from django.db import connection
 
 from accounts.models import Seat, User, Workspace
@@ -15,7 +16,7 @@ PASSWORD = "correct horse battery staple"
 
 def _person(email: str) -> User:
     user = User.objects.create_user(email=email, password=PASSWORD)
-    user.emailaddress_set.create(email=email, verified=True, primary=True)
+    EmailAddress.objects.create(user=user, email=email, verified=True, primary=True)
     return user
 
 
