@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from weft.mcp.server import call_as_connection
+from accounts.models import AgentConnection
+from boards import selectors, services
+from boards.access import access_board, access_task
+from weft.hints import DONE
+from weft.mcp.server import call_as_connection, success_result
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
-
-    from accounts.models import AgentConnection
 
 
 class HintedOutput(BaseModel):
@@ -73,8 +75,6 @@ async def get_my_work() -> Annotated[CallToolResult, HintedOutput]:
     """Start here. What this connection holds (runs and lease expiry), what waits on a person for it,
     answers and approvals not yet delivered, overdue and due-soon tasks, whether there is room to start
     anything (`capacity`), then the best next task."""
-    from boards import selectors
-
     return await call_as_connection(lambda c: selectors.work_for_connection(connection=c))
 
 
@@ -83,8 +83,6 @@ async def start_task(id: TaskId) -> Annotated[CallToolResult, ClaimOutput]:
     leaseExpiresAt and the task's context (description, last run's notes, rework notes, approved step,
     answers). Starting a task you already hold returns your live run. Refusals such as already_claimed
     or attention_queue_full are normal answers: follow their Wait:/Fix: line."""
-    from boards import services
-
     return await call_as_connection(lambda c: services.task_claim(task_id=id, connection=c))
 
 
@@ -96,8 +94,6 @@ async def report_progress(
 ) -> Annotated[CallToolResult, HintedOutput]:
     """Heartbeat: record progress and renew the lease to now + 20 minutes. Call at least every 5 minutes
     while you work. A stale, released or superseded lease answers lease_lost."""
-    from boards import services
-
     return await call_as_connection(
         lambda c: services.run_heartbeat(
             workspace=c.workspace, run_id=runId, lease_token=leaseToken, note=note, status=status
@@ -116,8 +112,6 @@ async def request_input(
     """Ask a person for a decision only they can make. The question goes to their Inbox; your claim holds
     for 60 minutes without heartbeats. Weft never calls you: the answer arrives with get_my_work or
     start_task."""
-    from boards import services
-
     return await call_as_connection(
         lambda c: services.run_request_input(
             workspace=c.workspace, run_id=runId, lease_token=leaseToken, question=question, options=options
@@ -142,8 +136,6 @@ async def complete_task(
 ) -> Annotated[CallToolResult, HintedOutput]:
     """Finish with a report. Never fails for lack of evidence. The task goes to Done, or to the Inbox when it
     needs review (review_required or a failed check); an approved nextStep comes back through get_my_work."""
-    from boards import services
-
     return await call_as_connection(
         lambda c: services.run_complete(
             workspace=c.workspace,
@@ -165,8 +157,6 @@ async def release_task(
     reason: Annotated[str, Field(description="Why you give the task back.")],
 ) -> Annotated[CallToolResult, HintedOutput]:
     """Give a task back on purpose: the lease ends and the task returns to Todo for anyone."""
-    from boards import services
-
     return await call_as_connection(
         lambda c: services.run_release(
             workspace=c.workspace, run_id=runId, lease_token=leaseToken, reason=reason
@@ -180,15 +170,11 @@ async def get_board_state(
     ] = None,
 ) -> Annotated[CallToolResult, HintedOutput]:
     """The board's columns (Backlog, Todo, Doing, Done) with their tasks, holders and leases."""
-    from boards import selectors
-
     return await call_as_connection(lambda c: selectors.board_state(workspace=c.workspace, board_id=boardId))
 
 
 async def get_task(id: TaskId) -> Annotated[CallToolResult, HintedOutput]:
     """One task in full: description, checks, reports and the run timeline."""
-    from boards import selectors
-
     return await call_as_connection(lambda c: selectors.task_detail(workspace=c.workspace, task_id=id))
 
 
@@ -197,8 +183,6 @@ async def search(
     limit: Annotated[int, Field(ge=1, le=100, description="At most this many tasks.")] = 20,
 ) -> Annotated[CallToolResult, HintedOutput]:
     """Find tasks in this workspace by text."""
-    from boards import selectors
-
     return await call_as_connection(
         lambda c: selectors.search_tasks(workspace=c.workspace, query=query, limit=limit)
     )
@@ -221,8 +205,6 @@ async def create_task(
     boardId: Annotated[int | None, Field(description="The board; the first board if omitted.")] = None,
 ) -> Annotated[CallToolResult, HintedOutput]:
     """Add a task to the board (counts against the plan's monthly tasks)."""
-    from boards import services
-    from boards.access import access_board
 
     def run(c: AgentConnection) -> Any:
         board = access_board(c.workspace, boardId) if boardId is not None else None
@@ -259,10 +241,7 @@ async def update_task(
     ] = None,
 ) -> Annotated[CallToolResult, HintedOutput]:
     """Change a task's fields or move it between backlog, todo, done and dropped."""
-    from boards import services
-    from boards.access import access_task
-
-    changes = {
+    changes: dict[str, Any] = {
         key: value
         for key, value in {
             "title": title,
@@ -290,9 +269,6 @@ async def update_task(
 
 async def noop() -> Annotated[CallToolResult, HintedOutput]:
     """Benchmark baseline: the whole call path (auth, connection, metering) around no service."""
-    from weft.hints import DONE
-    from weft.mcp.server import success_result
-
     return await call_as_connection(lambda c: success_result("Nothing done.", {}, DONE))
 
 

@@ -11,7 +11,7 @@ import contextlib
 import secrets
 from collections.abc import AsyncIterator
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 import httpx
 from django.conf import settings
@@ -124,7 +124,9 @@ async def in_process() -> AsyncIterator[httpx.AsyncClient]:
     async with (
         lifespan(application),
         httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=application), base_url=settings.WEFT_BASE_URL, timeout=30
+            transport=httpx.ASGITransport(app=cast(Any, application)),
+            base_url=settings.WEFT_BASE_URL,
+            timeout=30,
         ) as client,
     ):
         yield client

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 async def _post(token: str | None, method: str = "tools/list", **headers: str):
     async with in_process() as client:
-        return await MCP(client, token).post(method, **headers)
+        return await MCP(client, token).post(method, None, **headers)
 
 
 def test_it_answers_401_with_resource_metadata_without_a_token(ws_a):

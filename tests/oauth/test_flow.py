@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
+from datetime import timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -164,7 +165,7 @@ def test_it_rotates_refresh_tokens_with_a_grace_window_then_revokes_the_family(d
         replay = _refresh(client_id, first["refresh_token"])
         assert replay.status_code == 200
         assert replay.json()["access_token"] == second_body["access_token"]
-    with time_machine.travel(start + timezone.timedelta(seconds=200), tick=False):
+    with time_machine.travel(start + timedelta(seconds=200), tick=False):
         late = _refresh(client_id, first["refresh_token"])
         assert late.status_code == 400
         assert late.json()["error"] == "invalid_grant"
