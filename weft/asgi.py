@@ -28,36 +28,20 @@ from weft.routing import websocket_urlpatterns  # noqa: E402
 websocket_app = AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
 
 
-def _mcp_app() -> Any | None:
-    try:
-        from weft.mcp.server import mcp_asgi_app
-    except ImportError:
-        return None
-    return mcp_asgi_app()
+from weft.mcp.server import mcp_asgi_app  # noqa: E402
 
-
-mcp_app = _mcp_app()
 MCP_PATHS = ("/api/mcp", "/.well-known/oauth-protected-resource/api/mcp")
+# The SDK's session manager runs once per instance, so every lifespan gets a fresh MCP app
+# (a test process may start the server several times).
+mcp_app: Any = mcp_asgi_app()
 
 
 async def _lifespan(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    """Start the MCP app's lifespan and, in the embedded default, the periodic timer."""
+    """Run the MCP app's lifespan and, in the embedded default, the periodic timer beside it."""
+    global mcp_app
+    mcp_app = mcp_asgi_app()
     stop = asyncio.Event()
     timer: asyncio.Task[None] | None = None
-    if mcp_app is None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                if settings.WEFT_EMBEDDED_TIMER:
-                    timer = asyncio.create_task(embedded_timer(stop))
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                stop.set()
-                if timer:
-                    with contextlib.suppress(Exception):
-                        await timer
-                await send({"type": "lifespan.shutdown.complete"})
-                return
 
     async def wrapped_send(message: dict[str, Any]) -> None:
         nonlocal timer
@@ -79,7 +63,7 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await _lifespan(scope, receive, send)
     elif kind == "websocket":
         await websocket_app(scope, receive, send)
-    elif mcp_app is not None and scope["path"].rstrip("/") in MCP_PATHS:
+    elif scope["path"].rstrip("/") in MCP_PATHS:
         await mcp_app(scope, receive, send)
     else:
         await django_app(scope, receive, send)
