@@ -53,7 +53,9 @@ def test_questions_count_and_snoozed_items_do_not(agent, alice, make_task):
     refused("attention_queue_full", task_claim, task_id=blocked.pk, connection=agent)
     from boards.models import InboxItem
 
-    inbox_decide(item=InboxItem.objects.filter(kind="review").first(), user=alice, decision="later")
+    review = InboxItem.objects.filter(kind="review").first()
+    assert review is not None
+    inbox_decide(item=review, user=alice, decision="later")
     task_claim(task_id=blocked.pk, connection=agent)
 
 

@@ -1,5 +1,7 @@
 """Exactly one event per change (none on rollback); pinned query counts on the hot paths."""
 
+from typing import Any
+
 import pytest
 from django.db import connection, transaction
 
@@ -80,7 +82,7 @@ def test_a_refused_or_rolled_back_change_writes_no_event(agent, agent2, ws_a, ta
 
 @pytest.mark.django_db(transaction=True)
 def test_fanout_runs_after_commit_only(agent, task):
-    seen = []
+    seen: list[Any] = []
     events.register_fanout(seen.append)
     try:
         with pytest.raises(RuntimeError), transaction.atomic():

@@ -1,6 +1,7 @@
 """Every result type and every error code keeps the five hint rules in text, JSON and CLI form."""
 
 import json
+from typing import Any
 
 import pytest
 from django.utils import timezone
@@ -86,13 +87,13 @@ def catch(fn, *args, **kwargs):
 
 
 def test_every_result_and_error_keeps_the_rules(agent, agent2, agent_b, alice, ws_a, ws_b, make_task):
-    results = []
+    results: list[Any] = []
     errors = []
     w = lambda: selectors.work_for_connection(connection=agent)  # noqa: E731
     results.append(w())  # empty board: Done.
     todo = make_task("Write the changelog", description="For 0.2")
     backlog = make_task("Later idea", column=Column.BACKLOG)
-    results += [todo and task_update(task=todo, by_user=alice, priority=2)]
+    results += [task_update(task=todo, by_user=alice, priority=2)]
     results.append(task_create(workspace=ws_a, title="Created", by_user=alice))
     results.append(task_move(task=backlog, column=Column.BACKLOG, by_user=alice))
     trashed = task_trash(task=make_task("Trash me"), by_user=alice)
