@@ -14,6 +14,9 @@ class EventSequence(models.Model):
     )
     last_seq = models.PositiveBigIntegerField(default=0)
 
+    def __str__(self) -> str:
+        return f"{self.workspace_id}@{self.last_seq}"
+
 
 class Event(models.Model):
     workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="events")
