@@ -256,9 +256,10 @@ def search_tasks(*, workspace: Workspace, query: str, limit: int = 20) -> Search
 
         vector = SearchVector("title", weight="A") + SearchVector("description", weight="B")
         search = SearchQuery(text, search_type="websearch")
+        # `document=search` is the @@ match; ts_rank alone is never zero, so it cannot filter.
         ranked = (
-            base.annotate(rank=SearchRank(vector, search))
-            .filter(Q(rank__gt=0) | Q(title__icontains=text))
+            base.annotate(document=vector, rank=SearchRank(vector, search))
+            .filter(Q(document=search) | Q(title__icontains=text))
             .order_by("-rank", "-priority", "pk")
         )
         found = [task for task in ranked[:limit]]

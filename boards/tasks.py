@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from boards.reminders import inbox_remind
-from boards.services import lease_sweep
+from boards.services import lease_sweep, trash_purge
 
 
 @shared_task(name="boards.tasks.send_inbox_reminders")
@@ -17,3 +17,9 @@ def send_inbox_reminders() -> int:
 def sweep_leases() -> int:
     """Every 30 s (beat, or the embedded timer): make expired leases visible and emit their events."""
     return lease_sweep()
+
+
+@shared_task(name="boards.tasks.purge_trash")
+def purge_trash() -> int:
+    """Hourly: tasks trashed more than 30 days ago are deleted for good."""
+    return trash_purge()

@@ -12,6 +12,7 @@ from boards.services.board import (
     task_restore,
     task_trash,
     task_update,
+    trash_purge,
 )
 from boards.services.inbox import inbox_decide, question_answer
 from boards.services.runs import (
@@ -39,4 +40,5 @@ __all__ = [
     "task_restore",
     "task_trash",
     "task_update",
+    "trash_purge",
 ]

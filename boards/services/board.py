@@ -300,3 +300,27 @@ def task_restore(*, task: Task, by_user: User) -> TaskResult:
             epoch=current.epoch,
         )
     return TaskResult(task=current, action="restored", hint=task_hint(current))
+
+
+def trash_purge(*, now: datetime | None = None, batch: int = 500) -> int:
+    """Delete tasks that have been in the trash for more than 30 days; one event per task."""
+    at = now or clock.db_now()
+    purged = 0
+    with transaction.atomic():
+        expired = list(
+            Task.objects.select_for_update(skip_locked=True)
+            .filter(column=Column.TRASH, trashed_at__lte=at - TRASH_RETENTION)
+            .order_by("trashed_at", "pk")[:batch]
+        )
+        for task in expired:
+            emit(
+                workspace_id=task.workspace_id,
+                type="task.purged",
+                entity_type="task",
+                entity_id=task.pk,
+                payload={"taskId": task.pk, "title": task.title},
+                epoch=task.epoch,
+            )
+            task.delete()
+            purged += 1
+    return purged
