@@ -17,7 +17,7 @@ from django_htmx.middleware import HtmxDetails
 
 from accounts.access import access_seat
 from accounts.models import Seat, User
-from boards import clock, pages, selectors, services
+from boards import clock, pages, services
 from boards.access import access_board, access_inbox_item, access_question, access_task
 from boards.forms import AnswerForm, BoardFilterForm, DecideForm, MoveForm, TaskCreateForm, TaskForm
 from boards.models import BOARD_COLUMNS, Board, Column, InboxKind
@@ -61,7 +61,6 @@ def _nav(seat: Seat) -> dict[str, Any]:
     return {
         "seat": seat,
         "workspace": seat.workspace,
-        "attention": selectors.attention_status(workspace=seat.workspace),
     }
 
 

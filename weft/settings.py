@@ -137,6 +137,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "accounts.context_processors.workspace_nav",
+                "boards.context_processors.attention_nav",
             ],
         },
     },

@@ -19,7 +19,7 @@ def test_it_refuses_the_51st_task(ws_a):
     assert exc.value.fix.marker == "Wait"
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_it_loses_no_count_under_50_threads(on_postgres, ws_a):
     ws_a.plan.monthly_agent_call_cap = None
     ws_a.plan.save()
@@ -45,7 +45,7 @@ def test_it_loses_no_count_under_50_threads(on_postgres, ws_a):
     assert Usage.objects.get(workspace=ws_a, kind=Usage.AGENT_CALLS).count == 200
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_it_admits_exactly_the_cap_under_60_threads(on_postgres, ws_a):
     barrier = threading.Barrier(60)
     outcomes: list[str] = []
