@@ -11,11 +11,9 @@ from weft.errors import WeftError
 
 @pytest.fixture
 def tasks(ws_a, alice):
-    make = lambda title, description="": (
-        task_create(  # noqa: E731
-            workspace=ws_a, title=title, description=description, by_user=alice
-        ).task
-    )
+    def make(title: str, description: str = ""):
+        return task_create(workspace=ws_a, title=title, description=description, by_user=alice).task
+
     return {
         "title": make("Fix the login redirect"),
         "body": make("Tidy the settings page", "The login button is misaligned"),
