@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from accounts import services
 from accounts.access import access_invitation, access_managing_seat, access_member_seat, access_seat
@@ -54,12 +55,18 @@ def home(request: HttpRequest) -> HttpResponse:
 def workspace_new(request: HttpRequest) -> HttpResponse:
     first = not Seat.objects.filter(user=_user(request)).exists()
     form = WorkspaceForm(request.POST or None)
+    # An agent's consent page sends a person without a workspace here and wants them back.
+    next_url = request.POST.get("next") or request.GET.get("next") or ""
+    if not url_has_allowed_host_and_scheme(next_url, {request.get_host()}, request.is_secure()):
+        next_url = ""
     if request.method == "POST" and form.is_valid():
         workspace = services.workspace_create(owner=_user(request), name=form.cleaned_data["name"])
         _remember(request, workspace.slug)
         messages.success(request, f"{workspace.name} is ready. Invite the people you work with.")
-        return redirect(workspace_landing_url(workspace.slug))
-    return render(request, "accounts/workspace_new.html", {"form": form, "first": first})
+        return redirect(next_url or workspace_landing_url(workspace.slug))
+    return render(
+        request, "accounts/workspace_new.html", {"form": form, "first": first, "next_url": next_url}
+    )
 
 
 @login_required

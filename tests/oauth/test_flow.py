@@ -248,3 +248,49 @@ def test_it_rate_limits_registration_per_address(db, settings):
     _register(client)
     body = {"client_name": "x", "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}
     assert client.post("/o/register/", body, content_type="application/json").status_code == 429
+
+
+def test_a_new_person_signs_up_verifies_and_lands_back_on_consent(db):
+    """The `next` round trip survives sign-up and mandatory email verification."""
+    from urllib.parse import quote, unquote
+
+    from django.core import mail
+
+    client = Client()
+    app = _register(client)
+    _, challenge = _pkce()
+    response = client.get("/o/authorize/", _authorize_params(app["client_id"], challenge))
+    next_url = unquote(response["Location"].split("next=", 1)[1])
+    assert next_url.startswith("/o/authorize/?")
+
+    mail.outbox.clear()
+    password = "a long and unusual passphrase 42"
+    signup = client.post(
+        "/accounts/signup/",
+        {"email": "frank@example.com", "password1": password, "password2": password, "next": next_url},
+    )
+    assert signup.status_code == 302
+    assert client.get(next_url).status_code == 302  # not verified yet: no consent page
+    [message] = mail.outbox
+    [link] = [word for word in str(message.body).split() if "/accounts/confirm-email/" in word]
+    confirmed = client.post(link.split("://", 1)[1].split("/", 1)[1].join(["/", ""]))
+    assert confirmed.status_code == 302
+    assert confirmed["Location"] == next_url
+    consent = client.get(confirmed["Location"])
+    assert consent.status_code == 200
+    html = consent.content.decode()
+    assert "Claude Code" in html and "You have no workspace yet" in html
+
+    # Creating the first workspace from the consent page comes back to consent, ready to allow.
+    assert f"/workspaces/new/?next={quote(next_url, safe='/')}" in html
+    back = client.post("/workspaces/new/", {"name": "Frank's lab", "next": next_url})
+    assert back.status_code == 302 and back["Location"] == next_url
+    assert "Frank&#x27;s lab" in client.get(next_url).content.decode()
+
+
+def test_it_never_sends_a_new_workspace_off_site(db, alice):
+    client = Client()
+    client.force_login(alice)
+    response = client.post("/workspaces/new/", {"name": "Elsewhere", "next": "https://evil.example/x"})
+    assert response.status_code == 302
+    assert response["Location"].startswith("/w/")
