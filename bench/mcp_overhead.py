@@ -3,6 +3,10 @@
 Run with `make bench-mcp` (a throwaway PostgreSQL; DATABASE_URL set). Starts Weft under uvicorn
 with the benchmark's no-op tool registered, seeds a Pro workspace with one agent connection and
 enough Todo tasks, then calls each tool at concurrency 1 and 16 and prints p50, p99 and req/s.
+
+The server runs as in production: its own process (one uvicorn worker; this process only
+generates load), PostgreSQL through psycopg's pool, debug off with a SECRET_KEY. Each tool and
+concurrency starts with untimed warm-up calls over the same HTTP client.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -30,6 +35,7 @@ import httpx  # noqa: E402
 logging.getLogger("httpx").setLevel(logging.WARNING)
 
 REQUESTS = {1: 200, 16: 800}
+WARMUP = 20  # untimed calls before each measured series
 
 
 def seed(resource: str) -> tuple[str, list[int]]:
@@ -58,7 +64,7 @@ def seed(resource: str) -> tuple[str, list[int]]:
     tasks = Task.objects.bulk_create(
         [
             Task(workspace=workspace, board=board, title=f"Bench task {i}")
-            for i in range(sum(REQUESTS.values()))
+            for i in range(sum(REQUESTS.values()) + WARMUP * len(REQUESTS))
         ]
     )
     return token, [t.pk for t in tasks]
@@ -74,26 +80,32 @@ async def measure(base: str, token: str, tool: str, args_for, concurrency: int, 
     counter = iter(range(total))
     errors = 0
 
-    async def worker(client: httpx.AsyncClient) -> None:
+    async def call(client: httpx.AsyncClient, i: int) -> bool:
+        body = {
+            "jsonrpc": "2.0",
+            "id": i,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": args_for(i)},
+        }
+        response = await client.post("/api/mcp", json=body, headers=headers)
+        return response.status_code == 200 and not response.json()["result"].get("isError")
+
+    async def worker(client: httpx.AsyncClient, ids: Iterator[int], *, timed: bool = True) -> None:
         nonlocal errors
-        for i in counter:
-            body = {
-                "jsonrpc": "2.0",
-                "id": i,
-                "method": "tools/call",
-                "params": {"name": tool, "arguments": args_for(i)},
-            }
+        for i in ids:
             start = time.perf_counter()
-            response = await client.post("/api/mcp", json=body, headers=headers)
-            latencies.append(time.perf_counter() - start)
-            if response.status_code != 200 or response.json()["result"].get("isError"):
-                errors += 1
+            ok = await call(client, i)
+            if timed:
+                latencies.append(time.perf_counter() - start)
+                errors += not ok
 
     limits = httpx.Limits(max_connections=concurrency)
     async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as client:
-        await client.post("/api/mcp", json={"jsonrpc": "2.0", "id": 0, "method": "ping"}, headers=headers)
+        # Warm-up, not timed: opens the HTTP connections and the database pool, runs the code paths.
+        warmup = iter(range(-WARMUP, 0))
+        await asyncio.gather(*(worker(client, warmup, timed=False) for _ in range(concurrency)))
         began = time.perf_counter()
-        await asyncio.gather(*(worker(client) for _ in range(concurrency)))
+        await asyncio.gather(*(worker(client, counter) for _ in range(concurrency)))
         elapsed = time.perf_counter() - began
     latencies.sort()
     return {
@@ -109,7 +121,13 @@ def main() -> int:
         print("Set DATABASE_URL (make bench-mcp starts a throwaway PostgreSQL).", file=sys.stderr)
     from tests.mcp.server_process import uvicorn_server
 
-    env = {"WEFT_MCP_BENCH_NOOP": "1", "DATABASE_URL": os.environ.get("DATABASE_URL", "")}
+    # Production settings: debug off (no query log), so a SECRET_KEY is required.
+    env = {
+        "WEFT_MCP_BENCH_NOOP": "1",
+        "DATABASE_URL": os.environ.get("DATABASE_URL", ""),
+        "WEFT_DEBUG": "0",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+    }
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, check=True, capture_output=True
     )
@@ -118,7 +136,9 @@ def main() -> int:
         django.setup()
         token, task_ids = seed(f"{base}/api/mcp")
         ids = iter(task_ids)
+        database = "PostgreSQL (psycopg pool)" if os.environ.get("DATABASE_URL") else "SQLite"
         print(f"Weft MCP overhead — {base}/api/mcp, one uvicorn worker, {os.cpu_count()} CPUs")
+        print(f"server: debug off, {database}; {WARMUP} warm-up calls per series, not timed")
         print(f"{'tool':<12}{'conc':>5}{'reqs':>6}{'p50 ms':>9}{'p99 ms':>9}{'req/s':>8}{'errors':>7}")
         for concurrency, total in REQUESTS.items():
             for tool in ("noop", "start_task"):

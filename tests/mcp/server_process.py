@@ -15,10 +15,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def server_env(extra: dict[str, str], port: int) -> dict[str, str]:
-    env = {**os.environ, **extra}
+    """The server's environment: debug on unless `extra` says otherwise (the benchmark turns it off)."""
+    env = {**os.environ, "WEFT_DEBUG": "1", **extra}
     env.update(
         WEFT_BASE_URL=f"http://127.0.0.1:{port}",
-        WEFT_DEBUG="1",
         WEFT_EMBEDDED_TIMER="0",
         DJANGO_SETTINGS_MODULE="weft.settings",
     )
