@@ -23,7 +23,9 @@ def _due_items(now: datetime) -> list[InboxItem]:
     return list(
         InboxItem.objects.filter(waiting, reminded_at__isnull=True, created_at__lte=now - REMIND_AFTER)
         .select_related("task", "question", "workspace")
-        .order_by("created_at")
+        # A total order: concurrent workers lock the items in the same order, so they queue
+        # rather than deadlock when items share a creation instant.
+        .order_by("created_at", "pk")
     )
 
 

@@ -123,23 +123,20 @@ def work_for_connection(*, connection: AgentConnection, now: datetime | None = N
             .filter(waiting_filter(at), workspace_id=workspace_id, run__connection=connection)
             .order_by("created_at", "pk")
         )
-        answers = list(
+        pending = list(
             Question.objects.select_for_update(skip_locked=skip_locked, of=("self",))
             .select_related("task", "run")
             .filter(connection=connection, state=QuestionState.ANSWERED, delivered_at=None)
             .order_by("answered_at", "pk")
         )
-        for question in answers:
-            mark_question_delivered(question, at)
+        answers = [question for question in pending if mark_question_delivered(question, at)]
         # Valid, unused approvals: delivered (listed) once, but still the next thing to do.
         valid = list(
             Approval.objects.select_for_update(skip_locked=skip_locked, of=("self",))
             .filter(connection=connection, used_at=None, expires_at__gt=at)
             .order_by("created_at", "pk")
         )
-        approvals = [a for a in valid if a.delivered_at is None]
-        for approval in approvals:
-            mark_approval_delivered(approval, at)
+        approvals = [a for a in valid if a.delivered_at is None and mark_approval_delivered(a, at)]
         due = list(
             Task.objects.filter(
                 workspace_id=workspace_id,

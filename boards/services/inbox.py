@@ -135,22 +135,28 @@ def question_answer(*, question: Question, user: User, answer: str) -> InboxResu
     text = (answer or "").strip()
     if not text:
         raise invalid_argument("answer", "must not be empty")
+    closed = WeftError(
+        "already_decided",
+        f"question {question.pk} is no longer open",
+        details={"questionId": question.pk},
+        fix=wait(f"question {question.pk} is already closed; reload the Inbox to see its state"),
+    )
     with transaction.atomic():
         now = clock.db_now()
+        # The Inbox item first, then the question: the same lock order as inbox_decide (which
+        # drops a question through its item). Answering and dropping at once then queue on the
+        # item's row and the second is refused; the other order deadlocked the two.
+        decided = InboxItem.objects.filter(question=question, state__in=UNDECIDED).update(
+            state=InboxState.DECIDED, decision=Decision.ANSWERED, decided_by=user, decided_at=now
+        )
+        if decided != 1:
+            raise closed
         changed = Question.objects.filter(pk=question.pk, state=QuestionState.OPEN).update(
             state=QuestionState.ANSWERED, answer=text, answered_by=user, answered_at=now
         )
         if changed != 1:
-            raise WeftError(
-                "already_decided",
-                f"question {question.pk} is no longer open",
-                details={"questionId": question.pk},
-                fix=wait(f"question {question.pk} is already closed; reload the Inbox to see its state"),
-            )
+            raise closed
         question.refresh_from_db()
-        InboxItem.objects.filter(question=question, state__in=UNDECIDED).update(
-            state=InboxState.DECIDED, decision=Decision.ANSWERED, decided_by=user, decided_at=now
-        )
         item = InboxItem.objects.get(question=question)
         still_open = Question.objects.filter(run_id=question.run_id, state=QuestionState.OPEN).exists()
         if not still_open:

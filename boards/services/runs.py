@@ -5,7 +5,10 @@ Concurrency, in one place:
 - One live run per task is the database's job: the claim is a conditional UPDATE of the task on
   (epoch, column) that must change exactly one row (concurrent claimers queue on the row lock and
   all but the first then match nothing), and the insert of the run is guarded by the unique
-  partial index `one_live_run_per_task`; either refusal is `already_claimed`.
+  partial index `one_live_run_per_task`; either refusal is `already_claimed` — unless the
+  winner is the same holder, whose racing second call gets the run back (`_resume`).
+- Answers and approvals are handed over by a checked compare-and-set on `delivered_at`: one
+  response and one event each, however many calls of the connection race.
 - Every lease-guarded write is one UPDATE on `common.fenced(...)` (run, token hash, epoch equal to
   the task's, live state, lease not expired); 0 changed rows is `lease_lost` and nothing changes.
 - Time is `clock.db_now()`, read once per operation.
@@ -87,13 +90,18 @@ def _deliver_answers(*, connection: AgentConnection | None, task: Task, now: dat
         .filter(connection=connection, task=task, state=QuestionState.ANSWERED, delivered_at=None)
         .order_by("answered_at", "pk")
     )
-    for question in pending:
-        mark_question_delivered(question, now)
-    return pending
+    return [question for question in pending if mark_question_delivered(question, now)]
 
 
-def mark_question_delivered(question: Question, now: datetime) -> None:
-    Question.objects.filter(pk=question.pk, delivered_at=None).update(delivered_at=now)
+def mark_question_delivered(question: Question, now: datetime) -> bool:
+    """Mark an answer handed over; True only for the one caller whose update changed the row.
+
+    Callers lock the rows they deliver (SKIP LOCKED), so two deliveries rarely meet here; the
+    checked compare-and-set is what makes "exactly once" hold where no lock was taken (SQLite,
+    or a caller holding a stale read), and only the winner emits and returns the answer.
+    """
+    if not Question.objects.filter(pk=question.pk, delivered_at=None).update(delivered_at=now):
+        return False
     question.delivered_at = now
     emit(
         workspace_id=question.workspace_id,
@@ -102,10 +110,18 @@ def mark_question_delivered(question: Question, now: datetime) -> None:
         entity_id=question.pk,
         payload={"questionId": question.pk, "taskId": question.task_id},
     )
+    return True
 
 
-def mark_approval_delivered(approval: Approval, now: datetime) -> None:
-    Approval.objects.filter(pk=approval.pk, delivered_at=None).update(delivered_at=now)
+def mark_approval_delivered(approval: Approval, now: datetime) -> bool:
+    """Mark an approval handed over; True only for the caller whose update changed the row.
+
+    task_claim reads the approval it starts on without a lock, so a get_my_work racing it may
+    deliver it first; the claim still carries the approved step, but the delivery (and its
+    event) happens once.
+    """
+    if not Approval.objects.filter(pk=approval.pk, delivered_at=None).update(delivered_at=now):
+        return False
     approval.delivered_at = now
     emit(
         workspace_id=approval.workspace_id,
@@ -114,6 +130,7 @@ def mark_approval_delivered(approval: Approval, now: datetime) -> None:
         entity_id=approval.pk,
         payload={"approvalId": approval.pk, "taskId": approval.task_id},
     )
+    return True
 
 
 def _context(
@@ -233,10 +250,23 @@ def _claim(
         updated_at=now,
     )
     if changed != 1:
-        holder = Run.objects.select_related("connection", "user").filter(
-            task=task, state__in=lease.LIVE_STATES
+        # Another claim moved the task first. Our UPDATE waited on its row lock until that claim
+        # committed, so its run is visible now. When the winner is this same holder (an agent
+        # retrying start_task while the first call is still running) the call is the idempotent
+        # restart and gets the run back, as it would one moment later.
+        holder = (
+            Run.objects.select_related("connection", "user")
+            .filter(task=task, state__in=lease.LIVE_STATES)
+            .first()
         )
-        raise already_claimed(task, holder.first())
+        if (
+            holder is not None
+            and _same_holder(holder, connection, user)
+            and not lease.is_expired(holder.state, holder.lease_expires_at, now)
+        ):
+            task.refresh_from_db()
+            return _resume(live=holder, task=task, connection=connection, now=now)
+        raise already_claimed(task, holder)
     task.epoch += 1
     task.column = Column.DOING
     task.assignee_connection = connection

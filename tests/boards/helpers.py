@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
+from django.db import close_old_connections, connection
 
 from boards.results import ClaimResult
 from boards.services import (
@@ -50,3 +54,38 @@ def refused(code: str, fn: Any, *args: Any, **kwargs: Any) -> WeftError:
         fn(*args, **kwargs)
     assert exc.value.code == code, exc.value
     return exc.value
+
+
+def race(workers: Sequence[Any], fn: Callable[[Any], Any]) -> list[Any]:
+    """Run fn(worker) in one thread per worker, all released at once by a barrier.
+
+    Each thread closes its own database connection; a raised exception is returned as the
+    outcome, so a test can count winners and refusals.
+    """
+    barrier = threading.Barrier(len(workers))
+    outcomes: list[Any] = []
+    lock = threading.Lock()
+
+    def run(worker: Any) -> None:
+        try:
+            barrier.wait()
+            result = fn(worker)
+        except BaseException as exc:
+            result = exc
+        finally:
+            connection.close()
+        with lock:
+            outcomes.append(result)
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in workers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    close_old_connections()
+    return outcomes
+
+
+def codes(outcomes: list[Any]) -> Counter[str]:
+    """Outcomes by WeftError code, or by type name for results and other exceptions."""
+    return Counter(o.code if isinstance(o, WeftError) else type(o).__name__ for o in outcomes)
