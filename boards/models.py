@@ -218,6 +218,8 @@ class Decision(models.TextChoices):
     LATER = "later", "Later"
     DROP = "drop", "Drop"
     ANSWERED = "answered", "Answered"
+    # A person moved or trashed the task on the board while its review waited.
+    MOVED = "moved", "Moved on the board"
 
 
 class InboxItem(models.Model):

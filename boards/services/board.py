@@ -12,7 +12,18 @@ from accounts.access import require_active_workspace
 from accounts.models import AgentConnection, Usage, User, Workspace
 from accounts.services import usage_consume
 from boards import clock, lease
-from boards.models import Board, Column, Priority, Run, RunState, Task
+from boards.models import (
+    Board,
+    Column,
+    Decision,
+    InboxItem,
+    InboxKind,
+    InboxState,
+    Priority,
+    Run,
+    RunState,
+    Task,
+)
 from boards.results import TaskResult, task_payload
 from boards.services.common import release_task_row
 from weft.errors import WeftError, invalid_argument
@@ -213,6 +224,34 @@ def _end_live_run(task: Task, now: datetime, reason: str) -> bool:
     return bool(changed)
 
 
+def _close_reviews(task: Task, now: datetime, by_user: User | None) -> None:
+    """A person who moves or trashes a task decides its waiting review by doing so.
+
+    Without this the review would stay in the Inbox, count against attention, and a later
+    Accept could move a task that has since been claimed again. Called with the task row
+    locked; inbox_decide takes the same lock first, so the two cannot interleave.
+    """
+    waiting = list(
+        InboxItem.objects.filter(
+            task=task, kind=InboxKind.REVIEW, state__in=(InboxState.OPEN, InboxState.SNOOZED)
+        ).values_list("pk", flat=True)
+    )
+    if not waiting:
+        return
+    InboxItem.objects.filter(pk__in=waiting).update(
+        state=InboxState.DECIDED, decision=Decision.MOVED, decided_by=by_user, decided_at=now
+    )
+    for item_id in waiting:
+        emit(
+            workspace_id=task.workspace_id,
+            type="inbox.item_decided",
+            entity_type="inbox_item",
+            entity_id=item_id,
+            payload={"itemId": item_id, "decision": Decision.MOVED, "taskId": task.pk},
+            epoch=task.epoch,
+        )
+
+
 def task_move(
     *,
     task: Task,
@@ -235,6 +274,7 @@ def task_move(
             raise invalid_argument("column", f"task {current.pk} is in the trash; restore it first")
         if _end_live_run(current, now, f"moved to {column} by a person"):
             current = _locked(task)
+        _close_reviews(current, now, by_user)
         previous = current.column
         current.column = column
         current.position = position if position is not None else _next_position(current.board_id, column)
@@ -260,6 +300,7 @@ def task_trash(*, task: Task, by_user: User) -> TaskResult:
             return TaskResult(task=current, action="trashed", hint=DONE)
         if _end_live_run(current, now, "trashed by a person"):
             current = _locked(task)
+        _close_reviews(current, now, by_user)
         current.trashed_from = current.column
         current.column = Column.TRASH
         current.trashed_at = now

@@ -57,6 +57,9 @@ def inbox_decide(
         raise invalid_argument("decision", "a question is answered, snoozed (later) or dropped")
     with transaction.atomic():
         now = clock.db_now()
+        # The task row first, as task_move and task_trash take it: a person moving the task on
+        # the board and another deciding its review queue here instead of deadlocking.
+        task = Task.objects.select_for_update().get(pk=item.task_id)
         if decision == Decision.LATER:
             until = snooze_until or now + DEFAULT_SNOOZE
             if until <= now:
@@ -76,7 +79,6 @@ def inbox_decide(
         if changed != 1:
             raise _already_decided(item)
         item.refresh_from_db()
-        task = Task.objects.get(pk=item.task_id)
         approval = None
         question = None
         if item.kind == InboxKind.QUESTION:
