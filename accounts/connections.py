@@ -15,10 +15,11 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application, RefreshToken
 
-from accounts.models import AgentConnection, User, Workspace
+from accounts.models import AgentConnection, Seat, User, Workspace
 
 # last_used_at is a hint for people, not an audit log: write it at most once a minute.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -88,7 +89,7 @@ class TokenInfo:
 def connection_for_token(token: str, *, now: datetime | None = None) -> TokenInfo | None:
     """The live connection behind a bearer token, or None (unknown, expired, revoked or unbound)."""
     now = now or timezone.now()
-    checksum = hashlib.sha256(token.encode("utf-8")).hexdigest()
+    checksum = token_checksum(token)
     access = (
         AccessToken.objects.select_related("application")
         .filter(token_checksum=checksum, expires__gt=now)
@@ -117,6 +118,25 @@ def connection_for_token(token: str, *, now: datetime | None = None) -> TokenInf
         expires_at=access.expires,
         resource=list(access.resource or []),
     )
+
+
+def token_checksum(token: str) -> str:
+    """How DOT stores an access token: its SHA-256, hex."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def connection_live(*, connection_id: int) -> AgentConnection | None:
+    """The connection for one agent call, with its workspace and plan, or None if it ended.
+
+    One query on every tool call: the connection is not revoked and its user still holds a seat
+    in its workspace. So revoking a connection or removing a person stops the next call at
+    once, in every process, whatever a token verifier may have cached.
+    """
+    seat = Seat.objects.filter(workspace_id=OuterRef("workspace_id"), user_id=OuterRef("user_id"))
+    rows = AgentConnection.objects.select_related("workspace", "workspace__plan").filter(
+        Exists(seat), pk=connection_id, revoked_at=None
+    )
+    return next(iter(rows), None)
 
 
 def token_allows_mcp(info: TokenInfo) -> bool:

@@ -37,26 +37,28 @@ def workspace_create(*, owner: User, name: str, plan_code: str = Plan.FREE) -> W
     return workspace
 
 
-def usage_consume(*, workspace: Workspace, kind: str, n: int = 1, now: datetime | None = None) -> int:
+def usage_consume(*, workspace: Workspace, kind: str, n: int = 1, now: datetime | None = None) -> None:
     """Count `n` units of `kind` against this month's plan cap; refuse with plan_limit_reached past it.
 
     The increment is one conditional UPDATE (`count + n <= cap`), so concurrent callers can
-    neither lose a count nor overshoot the cap. Returns the new count.
+    neither lose a count nor overshoot the cap. It runs on every agent call, so the usual case
+    is that single query; the month's row is created only when the UPDATE finds none.
     """
     now = now or timezone.now()
     period = month_start(now.date())
     cap = workspace.plan.cap_for(kind)
-    # Make sure the month's row exists; a racing creator is harmless (ignore_conflicts).
-    Usage.objects.bulk_create(
-        [Usage(workspace=workspace, period=period, kind=kind, count=0)], ignore_conflicts=True
-    )
     rows = Usage.objects.filter(workspace=workspace, period=period, kind=kind)
     if cap is not None:
         rows = rows.filter(count__lte=cap - n)
-    with transaction.atomic():
-        changed = rows.update(count=F("count") + n)
-        if changed:
-            return Usage.objects.get(workspace=workspace, period=period, kind=kind).count
+    if rows.update(count=F("count") + n):
+        return
+    # No row for this month yet, or the cap is reached. Create the row (a racing creator is
+    # harmless: ignore_conflicts) and try once more.
+    Usage.objects.bulk_create(
+        [Usage(workspace=workspace, period=period, kind=kind, count=0)], ignore_conflicts=True
+    )
+    if rows.update(count=F("count") + n):
+        return
     used = Usage.objects.get(workspace=workspace, period=period, kind=kind).count
     resets = next_month_start(now.date())
     label = dict(Usage.KINDS)[kind].lower()

@@ -46,3 +46,11 @@ def _plans(request: pytest.FixtureRequest) -> None:
     request.getfixturevalue("_django_db_helper")
     migration = importlib.import_module("accounts.migrations.0002_plans")
     migration.create_plans(apps, None)
+
+
+@pytest.fixture(autouse=True)
+def _forget_verified_tokens() -> None:
+    """Each test starts with an empty verified-token cache (flushes send no signals)."""
+    from weft.mcp.verifier import verified_tokens
+
+    verified_tokens.clear()

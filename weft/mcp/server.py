@@ -73,20 +73,19 @@ def _unauthenticated() -> WeftError:
 
 
 def _run_for_connection(fn: Callable[[Any], Any], connection_id: int | None) -> CallToolResult:
-    """Sync part of a tool call: load the connection, check the workspace, meter, run, render."""
+    """Sync part of a tool call: load the connection, check the workspace, meter, run, render.
+
+    The connection is re-checked on every call (`connection_live`: not revoked, seat still
+    held), whatever the token verifier cached.
+    """
     from accounts.access import require_active_workspace
-    from accounts.models import AgentConnection, Usage
+    from accounts.connections import connection_live
+    from accounts.models import Usage
     from accounts.services import usage_consume
 
     close_old_connections()
     try:
-        connection = (
-            AgentConnection.objects.select_related("workspace", "workspace__plan", "user")
-            .filter(pk=connection_id, revoked_at=None)
-            .first()
-            if connection_id is not None
-            else None
-        )
+        connection = connection_live(connection_id=connection_id) if connection_id is not None else None
         if connection is None:
             return error_result(_unauthenticated())
         try:

@@ -1,0 +1,99 @@
+"""What one tool call costs the database, pinned: a regression in the call path fails here.
+
+Counted across threads (the verifier and the tools run in worker threads), through the whole
+in-process ASGI path. A call whose token is already verified costs two queries around the tool:
+the connection re-check (`connection_live`: not revoked, seat held, with workspace and plan)
+and the usage increment. The first call of a token also verifies it: access token, connection,
+seat, last_used_at — and, the first time in the month, creates the usage row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+from unittest import mock
+
+import pytest
+from django.db.backends.utils import CursorWrapper
+
+from accounts.connections import connection_live
+from boards.models import Task
+from boards.services import board_default, task_claim
+from tests.mcp.harness import MCP, agent_token, in_process
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+OVERHEAD = 2  # connection_live + usage_consume's UPDATE
+FIRST_CALL = 8  # + verification (4) + the month's usage row (a missed UPDATE and the INSERT)
+
+
+@contextlib.contextmanager
+def all_queries() -> Iterator[list[str]]:
+    """SQL run through Django on any thread inside the block.
+
+    Django's execute wrappers (what CaptureQueriesContext uses) live on one thread's connection,
+    so this wraps the one method every cursor's execute goes through instead.
+    """
+    seen: list[str] = []
+    lock = threading.Lock()
+    original = CursorWrapper._execute_with_wrappers  # type: ignore[attr-defined]  # not in the stubs
+
+    def counting(self: CursorWrapper, sql: str, params: Any, many: bool, executor: Any) -> Any:
+        with lock:
+            seen.append(sql)
+        return original(self, sql, params, many, executor)
+
+    with mock.patch.object(CursorWrapper, "_execute_with_wrappers", counting):
+        yield seen
+
+
+@pytest.fixture
+def with_noop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The benchmark's no-op tool: the whole call path around no service."""
+    monkeypatch.setenv("WEFT_MCP_BENCH_NOOP", "1")
+
+
+def test_a_call_costs_two_queries_once_its_token_is_verified(with_noop, alice, ws_a):
+    token, _ = agent_token(alice, ws_a)
+
+    async def calls() -> list[int]:
+        counts = []
+        async with in_process() as client:
+            mcp = MCP(client, token)
+            for _ in range(3):
+                with all_queries() as seen:
+                    result = await mcp.call("noop")
+                assert not result.get("isError"), result
+                counts.append(len(seen))
+        return counts
+
+    assert asyncio.run(calls()) == [FIRST_CALL, OVERHEAD, OVERHEAD]
+
+
+def test_start_task_costs_the_claim_plus_two_queries(with_noop, alice, ws_a):
+    token, connection = agent_token(alice, ws_a)
+    board = board_default(workspace=ws_a)
+    first, direct, through_mcp = (
+        Task.objects.create(workspace=ws_a, board=board, title=f"Task {i}") for i in range(3)
+    )
+    live = connection_live(connection_id=connection.pk)
+    assert live is not None
+    task_claim(task_id=first.pk, connection=live)  # the workspace's first claim sets up its rows
+    with all_queries() as seen:
+        task_claim(task_id=direct.pk, connection=live)
+    claim_only = len(seen)
+
+    async def start() -> tuple[dict[str, Any], int]:
+        async with in_process() as client:
+            mcp = MCP(client, token)
+            await mcp.call("noop")  # verifies the token, creates the month's usage row
+            with all_queries() as seen:
+                result = await mcp.call("start_task", {"id": through_mcp.pk})
+        return result, len(seen)
+
+    result, total = asyncio.run(start())
+    assert not result.get("isError"), result
+    assert total == claim_only + OVERHEAD
