@@ -324,4 +324,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # The MCP SDK logs "Terminating session: None" at INFO for every stateless request.
+    "loggers": {"mcp.server.streamable_http": {"level": "WARNING"}},
 }
