@@ -39,6 +39,10 @@ DECIDED_TEXT = {
     "later": "Snoozed — it is out of the attention count until then.",
     "drop": "Dropped — work on this task stops.",
 }
+QUESTION_DECIDED_TEXT = {
+    **DECIDED_TEXT,
+    "drop": "Question dropped — the agent no longer waits for an answer.",
+}
 
 
 def workspace_view(view: View) -> View:
@@ -287,11 +291,12 @@ def inbox_decide(request: SeatRequest, seat: Seat, item_id: int) -> HttpResponse
     except WeftError as error:
         text = _already_decided_text(error) if error.code == "already_decided" else error.message
         return _decided(request, seat, ok=False, text=text, item_id=item.pk)
+    texts = QUESTION_DECIDED_TEXT if item.kind == InboxKind.QUESTION else DECIDED_TEXT
     return _decided(
         request,
         seat,
         ok=True,
-        text=f"#{item.task_id} {item.task.title}: {DECIDED_TEXT[decision]}",
+        text=f"#{item.task_id} {item.task.title}: {texts[decision]}",
         item_id=item.pk,
     )
 

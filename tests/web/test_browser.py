@@ -27,8 +27,8 @@ from django.test import Client
 from playwright.sync_api import expect, sync_playwright
 
 from accounts.models import AgentConnection, User, Workspace
-from boards import services
-from boards.models import Column, InboxItem, InboxState, Question, Task
+from boards import selectors, services
+from boards.models import Column, InboxItem, InboxState, Question, QuestionState, Task
 from tests.conftest import PASSWORD
 from tests.servers import free_port
 
@@ -367,6 +367,30 @@ def test_it_answers_a_question_with_an_option_and_with_text(people, live, alice,
     item.get_by_role("button", name="Send answer").click()
     expect(page.locator(".message--success")).to_have_count(2)
     assert Question.objects.get(task=other).answer == "Weft tour"
+
+
+def test_it_drops_a_question_after_confirmation(people, live, alice, ws_a, agent):
+    task = ask(live, ws_a, agent, title="Pick the demo database")
+    page = people(alice).open(f"/w/{ws_a.slug}/inbox/")
+    item = page.locator(".inbox-item--question").first
+    expect(item.get_by_text("Later…")).to_be_visible()
+    shot(page, "inbox-question")
+    item.focus()
+    page.keyboard.press("d")
+    confirm = item.get_by_role("button", name="Yes, drop it")
+    assert confirm.evaluate("el => el === document.activeElement")
+    assert "Drop this question on" in item.inner_text()
+    confirm.click()
+    notice = page.locator(".message--success")
+    notice.wait_for()
+    assert "Question dropped" in notice.inner_text()
+    assert page.locator(".inbox-item").count() == 0
+    expect(page.locator("[data-testid=inbox-count]")).to_have_text("0", timeout=LIVE_TIMEOUT_MS)
+    assert Question.objects.get(task=task).state == QuestionState.CANCELLED
+    assert Task.objects.get(pk=task.pk).column == Column.DOING
+    work = live.call(selectors.work_for_connection, connection=agent)
+    assert work.waiting == []
+    assert all(not questions for questions in work.open_questions.values())
 
 
 def test_it_tells_the_second_tab_the_item_is_already_decided(people, live, alice, bob, ws_a, agent):
