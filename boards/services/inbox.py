@@ -88,6 +88,7 @@ def inbox_decide(
                     state=QuestionState.CANCELLED
                 )
                 question.state = QuestionState.CANCELLED
+                _resume_run(question.run_id, now)
         elif decision != Decision.LATER:
             column = {
                 Decision.ACCEPT: Column.DONE,
@@ -128,6 +129,16 @@ def inbox_decide(
     return InboxResult(item=item, task=task, approval=approval, question=question, hint=hint)
 
 
+def _resume_run(run_id: int, now: datetime) -> None:
+    """A run whose last open question is closed works again, with at least 20 minutes of lease."""
+    if Question.objects.filter(run_id=run_id, state=QuestionState.OPEN).exists():
+        return
+    Run.objects.filter(pk=run_id, state=RunState.WAITING_INPUT, lease_expires_at__gt=now).update(
+        state=RunState.ACTIVE,
+        lease_expires_at=Greatest(F("lease_expires_at"), Value(lease.claim_expiry(now))),
+    )
+
+
 def question_answer(*, question: Question, user: User, answer: str) -> InboxResult:
     """Answer an open question; the asking connection gets it, once, on its next get_my_work or start_task.
 
@@ -160,14 +171,7 @@ def question_answer(*, question: Question, user: User, answer: str) -> InboxResu
             raise closed
         question.refresh_from_db()
         item = InboxItem.objects.get(question=question)
-        still_open = Question.objects.filter(run_id=question.run_id, state=QuestionState.OPEN).exists()
-        if not still_open:
-            Run.objects.filter(
-                pk=question.run_id, state=RunState.WAITING_INPUT, lease_expires_at__gt=now
-            ).update(
-                state=RunState.ACTIVE,
-                lease_expires_at=Greatest(F("lease_expires_at"), Value(lease.claim_expiry(now))),
-            )
+        _resume_run(question.run_id, now)
         task = Task.objects.get(pk=question.task_id)
         emit(
             workspace_id=question.workspace_id,

@@ -142,3 +142,18 @@ def test_bad_decisions_are_invalid(agent, alice, make_task):
     with pytest.raises(WeftError) as exc:
         inbox_decide(item=item, user=alice, decision="maybe")
     assert exc.value.details["field"] == "decision"
+
+
+def test_dropping_the_last_question_puts_the_run_back_to_work(agent, alice, task):
+    from tests.boards.helpers import ask, beat
+
+    claim = task_claim(task_id=task.pk, connection=agent)
+    ask(claim)
+    assert Run.objects.get().state == "waiting_input"
+    item = InboxItem.objects.get(kind="question")
+    inbox_decide(item=item, user=alice, decision="drop")
+    run = Run.objects.get()
+    assert run.state == "active"
+    assert beat(claim).run.state == "active"
+    work = work_for_connection(connection=agent)
+    assert work.payload()["waitingOnPeople"] == []
