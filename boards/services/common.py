@@ -8,12 +8,25 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Case, Count, F, Min, OuterRef, Q, QuerySet, Subquery, Sum, Value, When
+from django.db.models import (
+    Case,
+    Count,
+    F,
+    FilteredRelation,
+    Min,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+    When,
+)
 
-from accounts.models import Seat
+from accounts.models import Seat, Workspace
 from boards import attention as attention_rules
 from boards import lease
-from boards.models import Column, InboxItem, InboxState, Run, Task
+from boards.models import Column, InboxState, Run, Task
 from boards.results import holder_name, iso
 from weft.errors import WeftError
 from weft.events import emit
@@ -130,18 +143,52 @@ def release_task_row(task_id: int, now: datetime) -> None:
     )
 
 
-def waiting_filter(now: datetime) -> Q:
-    """Inbox items that wait on people: open, or snoozed past their snooze (mirrors attention.counts)."""
-    return Q(state=InboxState.OPEN) | Q(state=InboxState.SNOOZED, snoozed_until__lte=now)
+def waiting_filter(now: datetime, via: str = "") -> Q:
+    """Inbox items that wait on people: open, or snoozed past their snooze (mirrors attention.counts).
+
+    `via` names the relation when filtering from another model (e.g. "inbox" from a workspace).
+    """
+    at = f"{via}__" if via else ""
+    return Q(**{f"{at}state": InboxState.OPEN}) | Q(
+        **{f"{at}state": InboxState.SNOOZED, f"{at}snoozed_until__lte": now}
+    )
 
 
 def attention_now(workspace_id: int, now: datetime) -> attention_rules.Attention:
-    agg = InboxItem.objects.filter(waiting_filter(now), workspace_id=workspace_id).aggregate(
-        n=Count("id"), minutes=Sum("estimated_minutes"), oldest=Min("created_at")
+    """The workspace's attention state in one query: the waiting items' count, minutes and oldest
+    creation time, and the number of seats (which sets the item limit).
+
+    The waiting items are joined through a FilteredRelation, so the waiting condition sits in the
+    join's ON clause: only open and snoozed rows are joined (decided history is not aggregated),
+    and a workspace with none still yields its one row. Seats are a scalar subquery, not a second
+    join, which would multiply the inbox rows and inflate the sums.
+    """
+    seats = (
+        Seat.objects.filter(workspace_id=OuterRef("pk"))
+        .order_by()
+        .values("workspace_id")
+        .annotate(n=Count("pk"))
+        .values("n")
     )
-    people = Seat.objects.filter(workspace_id=workspace_id).count()
+    row = (
+        Workspace.objects.filter(pk=workspace_id)
+        .annotate(waiting=FilteredRelation("inbox", condition=waiting_filter(now, via="inbox")))
+        .values("pk")
+        .annotate(
+            n=Count("waiting__id"),
+            minutes=Sum("waiting__estimated_minutes"),
+            oldest=Min("waiting__created_at"),
+            people=Subquery(seats),
+        )
+        .values("n", "minutes", "oldest", "people")
+        .get()
+    )
     return attention_rules.assess(
-        waiting=agg["n"] or 0, minutes=agg["minutes"] or 0, oldest_at=agg["oldest"], people=people, now=now
+        waiting=row["n"] or 0,
+        minutes=row["minutes"] or 0,
+        oldest_at=row["oldest"],
+        people=row["people"] or 0,
+        now=now,
     )
 
 

@@ -138,12 +138,17 @@ def _context(
 ) -> dict[str, Any]:
     """What the agent needs to pick the task up: description, last run, rework notes, approved step,
     answers."""
+    # Every claim bumps the task's epoch (from 0) and its run carries the bumped value, and epochs
+    # only grow; so a run at epoch 1 is the task's first and there is no earlier run to read.
+    # That skips the lookup on a first claim, the common case.
     previous = (
         Run.objects.select_related("report")
         .filter(task=task, started_at__lte=run.started_at)
         .exclude(pk=run.pk)
         .order_by("-started_at", "-pk")
         .first()
+        if run.epoch > 1
+        else None
     )
     last_notes: list[str] = []
     rework: list[str] = []
@@ -206,10 +211,14 @@ def task_claim(
     except IntegrityError:
         # The unique partial index refused a second live run: another claimer won the race.
         task = access_task(ws, task_id)
-        holder = Run.objects.select_related("connection", "user").filter(
-            task=task, state__in=lease.LIVE_STATES
-        )
-        raise already_claimed(task, holder.first()) from None
+        raise already_claimed(task, _live_run(task)) from None
+
+
+def _live_run(task: Task) -> Run | None:
+    """The task's live run, if any. The unique partial index `one_live_run_per_task` allows at most
+    one, so a bare LIMIT 1 suffices: `.first()` would add an ORDER BY the database must honour."""
+    rows = Run.objects.select_related("connection", "user").filter(task=task, state__in=lease.LIVE_STATES)
+    return next(iter(rows.order_by()[:1]), None)
 
 
 def _claim(
@@ -219,11 +228,7 @@ def _claim(
     task = access_task(workspace, task_id)
     if task.column == Column.TRASH:
         raise _not_startable(task)
-    live = (
-        Run.objects.select_related("connection", "user")
-        .filter(task=task, state__in=lease.LIVE_STATES)
-        .first()
-    )
+    live = _live_run(task)
     if live is not None:
         if lease.is_expired(live.state, live.lease_expires_at, now):
             # Expired at read time: apply the expiry here, whether or not a sweep has run.
@@ -254,11 +259,7 @@ def _claim(
         # committed, so its run is visible now. When the winner is this same holder (an agent
         # retrying start_task while the first call is still running) the call is the idempotent
         # restart and gets the run back, as it would one moment later.
-        holder = (
-            Run.objects.select_related("connection", "user")
-            .filter(task=task, state__in=lease.LIVE_STATES)
-            .first()
-        )
+        holder = _live_run(task)
         if (
             holder is not None
             and _same_holder(holder, connection, user)

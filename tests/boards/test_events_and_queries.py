@@ -121,9 +121,24 @@ def clock_reads():
 
 
 def test_task_claim_query_count(agent, task, django_assert_num_queries):
-    # savepoint, task, live run, approval, attention (2), claim update, run insert,
-    # previous run, answers, event seq, event insert, release savepoint
-    with django_assert_num_queries(13 + clock_reads()):
+    # A first claim: savepoint, task, live run, approval, attention, claim update, run insert,
+    # answers, event seq, event insert, release savepoint (no earlier run to read).
+    with django_assert_num_queries(11 + clock_reads()):
+        task_claim(task_id=task.pk, connection=agent)
+
+
+def test_task_reclaim_query_count(agent, agent2, task, django_assert_num_queries):
+    release(task_claim(task_id=task.pk, connection=agent))
+    # A claim after an earlier run: the first claim's queries plus that run, its last progress
+    # notes and its rework notes.
+    with django_assert_num_queries(14 + clock_reads()):
+        task_claim(task_id=task.pk, connection=agent2)
+
+
+def test_task_claim_resume_query_count(agent, task, django_assert_num_queries):
+    task_claim(task_id=task.pk, connection=agent)
+    # savepoint, task, live run, token rotation, answers, event seq, event insert, release savepoint
+    with django_assert_num_queries(8 + clock_reads()):
         task_claim(task_id=task.pk, connection=agent)
 
 
@@ -138,6 +153,6 @@ def test_work_for_connection_query_count(agent, task, make_task, django_assert_n
     task_claim(task_id=task.pk, connection=agent)
     for n in range(5):
         make_task(f"more {n}")
-    # savepoint, held, waiting, answers, approvals, due, attention (2), best, release savepoint
-    with django_assert_num_queries(10 + clock_reads()):
+    # savepoint, held, waiting, answers, approvals, due, attention, best, release savepoint
+    with django_assert_num_queries(9 + clock_reads()):
         work_for_connection(connection=agent)
