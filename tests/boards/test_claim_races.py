@@ -1,44 +1,18 @@
 """One live run per task, under real threads on PostgreSQL."""
 
 import random
-import threading
 from collections import Counter
 
 import pytest
-from django.db import close_old_connections, connection
 
 from accounts.models import AgentConnection
 from boards.models import Column, Run, Task
 from boards.services import task_claim, task_create
+from tests.boards.helpers import race
 from weft.errors import WeftError
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROUNDS = 20
-
-
-def race(workers, fn):
-    barrier = threading.Barrier(len(workers))
-    outcomes: list[object] = []
-    lock = threading.Lock()
-
-    def run(worker):
-        try:
-            barrier.wait()
-            result = fn(worker)
-        except BaseException as exc:
-            result = exc
-        finally:
-            connection.close()
-        with lock:
-            outcomes.append(result)
-
-    threads = [threading.Thread(target=run, args=(w,)) for w in workers]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    close_old_connections()
-    return outcomes
 
 
 @pytest.fixture
@@ -50,7 +24,11 @@ def agents(pro, alice):
 def test_32_threads_on_one_task_give_one_run(on_postgres, pro, alice, agents):
     for round_no in range(ROUNDS):
         task = task_create(workspace=pro, title=f"Contended {round_no}", by_user=alice).task
-        outcomes = race(agents, lambda agent, t=task: task_claim(task_id=t.pk, connection=agent))
+
+        def claim(agent: AgentConnection, t: Task = task) -> object:
+            return task_claim(task_id=t.pk, connection=agent)
+
+        outcomes = race(agents, claim)
         codes = Counter(o.code if isinstance(o, WeftError) else type(o).__name__ for o in outcomes)
         assert codes == {"ClaimResult": 1, "already_claimed": 31}, codes
         assert Run.objects.filter(task=task).count() == 1
