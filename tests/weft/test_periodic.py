@@ -32,7 +32,10 @@ async def test_it_runs_each_scheduled_task_at_its_interval(settings):
     }
     stop = asyncio.Event()
     timer = asyncio.create_task(periodic.embedded_timer(stop, tick=0.05))
-    await asyncio.sleep(0.5)
+    # Wait for the loop itself (it runs in real time), with a deadline rather than a fixed pause.
+    deadline = asyncio.get_running_loop().time() + 5
+    while len(calls) < 3 and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.02)
     stop.set()
     await asyncio.wait_for(timer, timeout=5)
     assert len(calls) >= 3
