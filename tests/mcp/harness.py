@@ -35,6 +35,8 @@ def agent_token(
     application: Application | None = None,
 ) -> tuple[str, AgentConnection]:
     """A live access token for a fresh (or given) client signed in by `user` for `workspace`."""
+    from oauth2_provider.models import set_token_value
+
     app = application or Application.objects.create(
         name=name,
         client_type=Application.CLIENT_PUBLIC,
@@ -43,14 +45,15 @@ def agent_token(
     )
     connection = connection_authorize(user=user, application=app, workspace=workspace)
     raw = secrets.token_urlsafe(32)
-    AccessToken.objects.create(
+    access = AccessToken(
         user=user,
         application=app,
-        token=raw,
         expires=timezone.now() + timedelta(hours=1),
         scope=scope,
         resource=[settings.WEFT_MCP_URL] if resource is None else resource,
     )
+    set_token_value(access, raw)  # stored as the product stores it: its checksum only
+    access.save()
     return raw, connection
 
 
