@@ -14,6 +14,8 @@ $(STAMP): requirements/base.txt requirements/dev.txt
 
 venv: $(STAMP)
 
+# The embedded default runs in debug mode (development key, debug pages); production leaves it off.
+run: export WEFT_DEBUG ?= true
 run: $(STAMP)
 	$(PY) manage.py migrate --noinput
 	$(PY) -m uvicorn weft.asgi:application --host 127.0.0.1 --port 8000 --lifespan on

@@ -13,6 +13,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.conf import settings
 
 log = logging.getLogger(__name__)
 
@@ -35,23 +36,35 @@ def event_message(event: Any) -> dict[str, Any]:
     }
 
 
+async def _send_bounded(layer: Any, group: str, message: dict[str, Any], label: str) -> None:
+    """One send, given up after WEFT_PUSH_TIMEOUT_SECONDS; a failed or late push is dropped, not retried."""
+    timeout = settings.WEFT_PUSH_TIMEOUT_SECONDS
+    try:
+        await asyncio.wait_for(layer.group_send(group, message), timeout)
+    except TimeoutError:
+        log.warning("push of event %s dropped: the channel layer did not answer within %ss", label, timeout)
+    except Exception:
+        log.exception("push of event %s failed and was dropped", label)
+
+
 def push_event(event: Any) -> None:
-    """Fan-out hook for weft.events: runs after commit; a failed push never fails the write."""
+    """Fan-out hook for weft.events: runs after commit; a failed push never fails or slows the write."""
     layer = get_channel_layer()
     if layer is None:
         return
     group, message = workspace_group(event.workspace_id), event_message(event)
+    label = f"{event.workspace_id}#{event.seq}"
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         loop = None
     try:
         if loop is None:
-            async_to_sync(layer.group_send)(group, message)
+            async_to_sync(_send_bounded)(layer, group, message, label)
         else:
             # Committed from code running inside an event loop's own thread: send without blocking it.
-            task = loop.create_task(layer.group_send(group, message))
+            task = loop.create_task(_send_bounded(layer, group, message, label))
             _pending.add(task)
             task.add_done_callback(_pending.discard)
     except Exception:
-        log.exception("push of event %s#%s failed", event.workspace_id, event.seq)
+        log.exception("push of event %s failed and was dropped", label)

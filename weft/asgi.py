@@ -19,21 +19,90 @@ django_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from channels.security.websocket import WebsocketDenier  # noqa: E402
 from django.conf import settings  # noqa: E402
+from django.http.request import split_domain_port, validate_host  # noqa: E402
+from starlette.middleware.cors import CORSMiddleware  # noqa: E402
 
 from weft.periodic import embedded_timer  # noqa: E402
 from weft.routing import websocket_urlpatterns  # noqa: E402
 
-websocket_app = AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
+
+def _header(scope: dict[str, Any], name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return str(value.decode("latin1"))
+    return None
 
 
-from weft.mcp.server import mcp_asgi_app  # noqa: E402
+def websocket_origin_allowed(scope: dict[str, Any]) -> bool:
+    """Django's CSRF origin rule for web sockets: scheme, host and port must all match.
+
+    Allowed: this request's own origin (its Host, checked against ALLOWED_HOSTS) or one of
+    CSRF_TRUSTED_ORIGINS (the base URL's origin by default, which is what a browser behind a
+    TLS-terminating proxy sends). A socket without an Origin is refused, as before.
+    """
+    origin = _header(scope, b"origin")
+    if not origin:
+        return False
+    origin = origin.rstrip("/").lower()
+    if origin in {trusted.rstrip("/").lower() for trusted in settings.CSRF_TRUSTED_ORIGINS}:
+        return True
+    host = (_header(scope, b"host") or "").lower()
+    domain, _port = split_domain_port(host)
+    if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
+        return False
+    scheme = "https" if scope.get("scheme") == "wss" else "http"
+    return origin == f"{scheme}://{host}"
+
+
+class WebsocketOriginValidator:
+    """Refuses a web socket whose Origin is not allowed (see `websocket_origin_allowed`)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        if scope["type"] == "websocket" and not websocket_origin_allowed(scope):
+            return await WebsocketDenier()(scope, receive, send)
+        return await self.app(scope, receive, send)
+
+
+websocket_app = WebsocketOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
+
+
+from weft.mcp.server import MCP_PATH, _origin_regex, mcp_asgi_app  # noqa: E402
 
 MCP_PATHS = ("/api/mcp", "/.well-known/oauth-protected-resource/api/mcp")
 # The SDK's session manager runs once per instance, so every lifespan gets a fresh MCP app
 # (a test process may start the server several times).
 mcp_app: Any = mcp_asgi_app()
+
+
+async def _no_server_stream(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """405 for GET /api/mcp: Weft sends no server-initiated messages, so it offers no SSE stream.
+
+    The Streamable HTTP transport lets such a server answer the GET with 405, which clients
+    take as "no stream" and carry on with POST; the SDK would otherwise hold the stream open
+    and idle for as long as the client keeps it.
+    """
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 405,
+            "headers": [(b"allow", b"POST"), (b"content-length", b"0")],
+        }
+    )
+    await send({"type": "http.response.body", "body": b""})
+
+
+# The same CORS answer as the MCP app's, so a browser-based client reads the 405 too.
+no_server_stream = CORSMiddleware(
+    _no_server_stream,
+    allow_origin_regex=_origin_regex(list(settings.WEFT_MCP_ALLOWED_ORIGINS)),
+    allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+    expose_headers=["mcp-session-id", "mcp-protocol-version", "www-authenticate"],
+)
 
 
 async def _lifespan(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -64,6 +133,9 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
     elif kind == "websocket":
         await websocket_app(scope, receive, send)
     elif scope["path"].rstrip("/") in MCP_PATHS:
-        await mcp_app(scope, receive, send)
+        if scope["method"] == "GET" and scope["path"].rstrip("/") == MCP_PATH:
+            await no_server_stream(scope, receive, send)
+        else:
+            await mcp_app(scope, receive, send)
     else:
         await django_app(scope, receive, send)

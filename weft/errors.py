@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from weft.hints import Hint, fix, render_text
+from weft.hints import Hint, fix, render_text, wait
 
 # The HTTP status each error code answers with on the web and REST surfaces.
 HTTP_STATUS: dict[str, int] = {
@@ -20,6 +20,8 @@ HTTP_STATUS: dict[str, int] = {
     "workspace_suspended": 403,
     "unauthenticated": 401,
     "conflict": 409,
+    "unavailable": 503,
+    "internal_error": 500,
 }
 
 
@@ -77,4 +79,24 @@ def invalid_argument(field: str, reason: str, *, fix_hint: Hint | None = None) -
         f"{field}: {reason}",
         details={"field": field, "reason": reason},
         fix=fix_hint or fix("get_my_work"),
+    )
+
+
+def unavailable(what: str, *, retry_tool: str = "get_my_work") -> WeftError:
+    """A service Weft needs (the database, the cache) did not answer; the same call works later."""
+    return WeftError(
+        "unavailable",
+        f"{what} is not reachable right now",
+        details={"service": what},
+        fix=wait(f"{what} is reachable again; retry in a few seconds", retry_tool),
+    )
+
+
+def internal_error(request_id: str, *, retry_tool: str = "get_my_work") -> WeftError:
+    """An unexpected failure: the request id finds the logged traceback."""
+    return WeftError(
+        "internal_error",
+        f"an unexpected error stopped this call (request {request_id})",
+        details={"request_id": request_id},
+        fix=wait("the operators look at the logged error; retry in a minute", retry_tool),
     )

@@ -1,7 +1,7 @@
 """Weft settings: one file, driven by environment variables.
 
 With no variables set Weft runs on the embedded default: a SQLite file, an in-memory
-channel layer, eager Celery, console email and debug on. Production is selected by
+channel layer, eager Celery and console email; `make run` turns debug on. Production is selected by
 DATABASE_URL, REDIS_URL, SECRET_KEY and friends (see .env.example).
 """
 
@@ -11,6 +11,8 @@ import os
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from django.utils.csp import CSP
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -69,12 +71,14 @@ def env_url(name: str, default: str, schemes: set[str]) -> str:
     return raw
 
 
-DEBUG = env_bool("WEFT_DEBUG", True)
+# Off unless asked for: `make run` (the embedded default) and the test suite turn it on.
+DEBUG = env_bool("WEFT_DEBUG", False)
 TESTING = "pytest" in sys.modules or env_bool("WEFT_TESTING", False)
 
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
-    if not DEBUG:
+    # The test suite runs with debug off, as production does, on the development key.
+    if not DEBUG and not TESTING:
         raise ConfigError("Weft configuration error: SECRET_KEY is required when WEFT_DEBUG is off.")
     SECRET_KEY = "weft-insecure-development-key-do-not-use-in-production"
 
@@ -111,6 +115,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "corsheaders.middleware.CorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -136,6 +141,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.csp",
                 "accounts.context_processors.workspace_nav",
                 "boards.context_processors.attention_nav",
             ],
@@ -150,6 +156,7 @@ if DATABASE_URL:
     if _db.scheme not in {"postgres", "postgresql"} or not _db.path.strip("/"):
         _fail("DATABASE_URL", DATABASE_URL, "expected postgresql://USER:PASSWORD@HOST:PORT/NAME")
     import dj_database_url
+    from psycopg_pool import ConnectionPool
 
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
     DATABASES["default"]["ENGINE"] = "django.db.backends.postgresql"
@@ -161,6 +168,9 @@ if DATABASE_URL:
                 "min_size": env_int("DATABASE_POOL_MIN", 2),
                 "max_size": env_int("DATABASE_POOL_MAX", 20),
                 "timeout": 10,
+                # Checked on every checkout: a connection broken by a database restart is
+                # discarded instead of failing the request that drew it.
+                "check": ConnectionPool.check_connection,
             }
         }
 else:
@@ -231,6 +241,21 @@ else:
     EMAIL_BACKEND = "weft.mail.ConsoleEmailBackend"
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Weft <weft@localhost>")
 
+# Content-Security-Policy on every response: scripts only from our static files (or a
+# template's nonce), web sockets and fetches to this origin. Inline style attributes are
+# used by templates (meters, spacing), so styles allow 'unsafe-inline'. No form-action:
+# OAuth consent ends in a redirect to the agent's own callback URL.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    "style-src": [CSP.SELF, CSP.UNSAFE_INLINE],
+    "img-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
+
 # Redis: the channel layer and the Celery broker in production.
 REDIS_URL = env_url("REDIS_URL", "", {"redis", "rediss"})
 if REDIS_URL:
@@ -246,6 +271,12 @@ else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     CELERY_BROKER_URL = "memory://"
     CELERY_TASK_ALWAYS_EAGER = True
+# A live push waits at most this long for the channel layer; a slow or frozen Redis drops
+# the push (pages re-fetch on reconnect) instead of slowing the write that made it.
+try:
+    WEFT_PUSH_TIMEOUT_SECONDS = float(env_str("WEFT_PUSH_TIMEOUT_SECONDS") or "0.5")
+except ValueError:
+    _fail("WEFT_PUSH_TIMEOUT_SECONDS", env_str("WEFT_PUSH_TIMEOUT_SECONDS"), "expected a number of seconds")
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE = {

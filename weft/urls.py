@@ -1,6 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
+handler500 = "weft.views.server_error"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),

@@ -8,14 +8,21 @@ meters the call, runs the service and renders the result with its hint.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import re
+import uuid
 from collections.abc import Callable
 from typing import Any
 
+import psycopg
+import psycopg_pool
+import redis.exceptions
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import InterfaceError, OperationalError, close_old_connections
+from django.db import connection as db_connection
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
@@ -26,10 +33,23 @@ from pydantic import ValidationError
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp
 
-from weft.errors import WeftError, invalid_argument
+from weft.errors import WeftError, internal_error, invalid_argument, unavailable
 from weft.hints import Hint, fix, render_text, wait
 
 MCP_PATH = "/api/mcp"
+log = logging.getLogger(__name__)
+
+# psycopg_pool.PoolTimeout is a psycopg.OperationalError; psycopg's errors reach us unwrapped
+# when they come from the pool rather than through Django's cursor.
+REDIS_ERRORS: tuple[type[Exception], ...] = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (
+    OperationalError,
+    InterfaceError,
+    psycopg.OperationalError,
+    psycopg.InterfaceError,
+    psycopg_pool.PoolTimeout,
+    *REDIS_ERRORS,
+)
 
 INSTRUCTIONS = """\
 Weft is the task board you share with the people you work for. The server holds the loop:
@@ -72,8 +92,8 @@ def _unauthenticated() -> WeftError:
     )
 
 
-def _run_for_connection(fn: Callable[[Any], Any], connection_id: int | None) -> CallToolResult:
-    """Sync part of a tool call: load the connection, check the workspace, meter, run, render.
+def _call_metered(fn: Callable[[Any], Any], connection_id: int | None) -> CallToolResult:
+    """Load the connection, check the workspace, meter, run, render; WeftError → isError result.
 
     The connection is re-checked on every call (`connection_live`: not revoked, seat still
     held), whatever the token verifier cached.
@@ -97,6 +117,36 @@ def _run_for_connection(fn: Callable[[Any], Any], connection_id: int | None) -> 
         return outcome if isinstance(outcome, CallToolResult) else render_result(outcome)
     finally:
         close_old_connections()
+
+
+def _is_unavailable(exc: BaseException) -> bool:
+    """A lost or broken database or cache connection: the same call can work a few seconds later."""
+    return isinstance(exc, UNAVAILABLE_ERRORS)
+
+
+def _discard_connection() -> None:
+    """Drop this thread's database connection after a failure, so the pool never hands it out again."""
+    with contextlib.suppress(Exception):
+        db_connection.close()
+
+
+def _run_for_connection(fn: Callable[[Any], Any], connection_id: int | None) -> CallToolResult:
+    """Sync part of a tool call; failures nobody planned for still answer inside the contract.
+
+    A lost database or cache is `unavailable`, anything else `internal_error` with a request
+    id that finds the logged traceback — never an exception for the SDK to turn into a bare error.
+    """
+    try:
+        return _call_metered(fn, connection_id)
+    except Exception as exc:
+        _discard_connection()
+        if _is_unavailable(exc):
+            log.warning("MCP tool call: a service is unavailable: %r", exc)
+            service = "the cache" if isinstance(exc, REDIS_ERRORS) else "the database"
+            return error_result(unavailable(service))
+        request_id = uuid.uuid4().hex
+        log.exception("MCP tool call failed unexpectedly (request %s)", request_id)
+        return error_result(internal_error(request_id))
 
 
 async def call_as_connection(fn: Callable[[Any], Any]) -> CallToolResult:
