@@ -5,7 +5,10 @@ PUBLIC (with the reason it needs no ownership check) or in CASES, or the suite f
 third-party prefixes listed in THIRD_PARTY_PREFIXES are skipped.
 
 For each case the test signs in as carol (owner of workspace B, no seat in A) and asserts a 404
-for GET and for POST on the URL built from workspace A's objects. It also signs in as alice
+for GET and for POST on the URL built from workspace A's objects. For every URL with an object
+id it also builds the URL with carol's own workspace slug and workspace A's object id: that must
+answer exactly like a missing id (404 for the methods the view takes), and nothing of workspace A
+may change. It also signs in as alice
 (owner of A) and, for pages, asserts the status in `alice_get` (200 by default) — proof that the
 404 is about ownership and not a broken URL.
 
@@ -18,6 +21,9 @@ Adding a URL:
 - The value is a callable `(objects) -> dict` of URL kwargs, or a `Case` wrapping one. Use
   `Case(..., alice_get=None)` for POST-only URLs (alice's GET is not checked), or another status
   (`alice_get=302`) for a GET that redirects.
+- `Case(..., post={...})` is the form data of a POST that would change something if the view
+  reached the object (carol's own-workspace POST with a foreign id sends it, so a lost scope
+  shows as a change, not as a form error).
 - `objects` (an `Objects`) holds workspace A's objects: `ws`, `alice`, `bob`, `bob_seat`,
   `alice_seat`, `invitation` (pending, for dan@example.com), and lazily created extras such as
   `board` and `task`. Add an extra with `@extra("name")` on a function `(objects) -> object`;
@@ -27,7 +33,7 @@ Adding a URL:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from accounts.models import Invitation, Seat, User, Workspace
@@ -40,6 +46,8 @@ class Case:
     kwargs: Kwargs
     # What alice (owner of workspace A) gets for GET; None for POST-only URLs.
     alice_get: int | None = 200
+    # Form data of a POST that changes the object when the view reaches it.
+    post: dict[str, Any] = field(default_factory=dict)
 
 
 # Third-party apps with their own access rules: URL prefixes and namespaces that are not walked.
@@ -127,8 +135,8 @@ def _ws(o: Objects) -> dict[str, Any]:
     return {"slug": o.ws.slug}
 
 
-def _post(kwargs: Kwargs) -> Case:
-    return Case(kwargs, alice_get=None)
+def _post(kwargs: Kwargs, **data: Any) -> Case:
+    return Case(kwargs, alice_get=None, post=data)
 
 
 CASES: dict[str, Kwargs | Case] = {
@@ -139,7 +147,7 @@ CASES: dict[str, Kwargs | Case] = {
     "workspace_plan": _ws,
     "workspace_leave": _post(_ws),
     "member_invite": _post(_ws),
-    "member_role": _post(lambda o: {"slug": o.ws.slug, "seat_id": o.bob_seat.pk}),
+    "member_role": _post(lambda o: {"slug": o.ws.slug, "seat_id": o.bob_seat.pk}, role="admin"),
     "member_remove": _post(lambda o: {"slug": o.ws.slug, "seat_id": o.bob_seat.pk}),
     "invitation_revoke": _post(lambda o: {"slug": o.ws.slug, "invitation_id": o.invitation.pk}),
     "connection_revoke": _post(lambda o: {"connection_id": o.connection.pk}),
@@ -149,12 +157,20 @@ CASES: dict[str, Kwargs | Case] = {
     "boards:inbox": _ws,
     "boards:task_create": _post(_ws),
     "boards:task": lambda o: {"slug": o.ws.slug, "task_id": o.task.pk},
-    "boards:task_edit": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}),
-    "boards:task_move": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}),
+    "boards:task_edit": _post(
+        lambda o: {"slug": o.ws.slug, "task_id": o.task.pk},
+        title="Taken over",
+        description="",
+        priority="3",
+        estimated_review_minutes="9",
+    ),
+    "boards:task_move": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}, column="done"),
     "boards:task_trash": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}),
     "boards:task_restore": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}),
-    "boards:inbox_decide": _post(lambda o: {"slug": o.ws.slug, "item_id": o.review_item.pk}),
+    "boards:inbox_decide": _post(
+        lambda o: {"slug": o.ws.slug, "item_id": o.review_item.pk}, decision="accept"
+    ),
     "boards:question_answer": _post(
-        lambda o: {"slug": o.ws.slug, "question_id": o.question_item.question_id}
+        lambda o: {"slug": o.ws.slug, "question_id": o.question_item.question_id}, answer="Postgres"
     ),
 }

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
+from django.apps import apps
 from django.http import HttpResponse
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, path, reverse
 
+from accounts.models import Workspace
 from accounts.services import invitation_create
 from tests import ownership_cases
 from tests.ownership_cases import (
@@ -23,6 +26,7 @@ from tests.ownership_cases import (
     Case,
     Objects,
 )
+from weft.models import Event
 
 
 @dataclass(frozen=True)
@@ -129,3 +133,70 @@ def test_it_serves_alice(name: str, objects: Objects, alice, client: Client):
 
 def test_it_documents_the_case_format():
     assert ownership_cases.__doc__ and "CASES[" in ownership_cases.__doc__
+
+
+MISSING_ID = 987654321
+
+
+def _object_id_routes() -> dict[str, str]:
+    """URL name → route, for every walked URL that names an object by id."""
+    return {r.name: r.route for r in walk(get_resolver().url_patterns) if r.name and "<int:" in r.route}
+
+
+def _workspace_rows(ws: Workspace) -> dict[str, list[dict[str, Any]]]:
+    """Every row of every model that belongs to `ws`, and the workspace row itself."""
+    rows: dict[str, list[dict[str, Any]]] = {
+        "accounts.Workspace": list(Workspace.objects.filter(pk=ws.pk).values())
+    }
+    for model in apps.get_models():
+        fields = {f.name: f for f in model._meta.get_fields()}
+        owner = fields.get("workspace")
+        if owner is not None and getattr(owner, "related_model", None) is Workspace:
+            owned = model._default_manager.filter(workspace=ws).order_by("pk")
+            rows[model._meta.label] = list(owned.values())
+    return rows
+
+
+def test_it_walks_every_url_with_an_object_id():
+    assert {
+        "member_role",
+        "member_remove",
+        "invitation_revoke",
+        "connection_revoke",
+        "boards:task",
+        "boards:task_edit",
+        "boards:task_move",
+        "boards:task_trash",
+        "boards:task_restore",
+        "boards:inbox_decide",
+        "boards:question_answer",
+    } <= set(_object_id_routes())
+
+
+@pytest.mark.parametrize("name", sorted(_object_id_routes()))
+def test_it_answers_a_foreign_id_in_carols_own_workspace_like_a_missing_one(
+    name: str, objects: Objects, carol, ws_b: Workspace, client: Client
+):
+    case = _case(name)
+    own = {**case.kwargs(objects)}
+    if "slug" in own:
+        own["slug"] = ws_b.slug
+    (id_name,) = [k for k in own if k != "slug"]
+    missing = {**own, id_name: MISSING_ID}
+    foreign_url, missing_url = reverse(name, kwargs=own), reverse(name, kwargs=missing)
+    client.force_login(carol)
+    before = _workspace_rows(objects.ws)
+    events = Event.objects.filter(workspace=objects.ws).count()
+    methods = [("GET", {}), ("POST", case.post)]
+    for method, data in methods:
+        send = client.get if method == "GET" else client.post
+        expected = send(missing_url, data)
+        got = send(foreign_url, data)
+        assert (got.status_code, got.content) == (expected.status_code, expected.content), (
+            f"{method} {foreign_url} as carol answers unlike the missing {missing_url}"
+        )
+        # The method the view takes must reach the lookup; the other is refused alike either way.
+        if (method == "GET") == (case.alice_get is not None):
+            assert got.status_code == 404, f"{method} {foreign_url} as carol"
+    assert Event.objects.filter(workspace=objects.ws).count() == events
+    assert _workspace_rows(objects.ws) == before, f"carol changed workspace A through {foreign_url}"
