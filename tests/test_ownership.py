@@ -146,7 +146,7 @@ def _object_id_routes() -> dict[str, str]:
 def _workspace_rows(ws: Workspace) -> dict[str, list[dict[str, Any]]]:
     """Every row of every model that belongs to `ws`, and the workspace row itself."""
     rows: dict[str, list[dict[str, Any]]] = {
-        "accounts.Workspace": list(Workspace.objects.filter(pk=ws.pk).values())
+        "accounts.Workspace": [dict(row) for row in Workspace.objects.filter(pk=ws.pk).values()]
     }
     for model in apps.get_models():
         fields = {f.name: f for f in model._meta.get_fields()}

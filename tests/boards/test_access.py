@@ -16,7 +16,7 @@ from accounts.access import (
     access_member_seat,
     access_seat,
 )
-from accounts.models import AgentConnection, Seat
+from accounts.models import AgentConnection, Seat, Workspace
 from accounts.services import invitation_create
 from boards.access import access_board, access_inbox_item, access_question, access_task
 from boards.services import board_default, task_create
@@ -75,9 +75,14 @@ def test_it_answers_a_foreign_board_object_like_a_missing_one(
     b_id = make(ws_b, b_connection, carol)
     assert helper(ws_a, a_id).pk == a_id
     assert helper(ws_b.pk, b_id).pk == b_id
+    workspace: Workspace | int
     for workspace in (ws_b, ws_b.pk):
-        assert_foreign_like_missing(lambda ident, w=workspace: helper(w, ident), a_id)
-        assert_foreign_like_missing(lambda ident, w=workspace: helper(w, ident), str(a_id))
+
+        def lookup(ident: Any, w: Workspace | int = workspace) -> Any:
+            return helper(w, ident)
+
+        assert_foreign_like_missing(lookup, a_id)
+        assert_foreign_like_missing(lookup, str(a_id))
     assert_foreign_like_missing(lambda ident: helper(ws_a, ident), b_id)
 
 
