@@ -12,10 +12,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from accounts.models import AgentConnection
-from boards import selectors, services
+from boards import limits, selectors, services
 from boards.access import access_board, access_task
 from weft.hints import DONE
 from weft.mcp.server import call_as_connection, success_result
@@ -46,18 +46,65 @@ class ClaimOutput(HintedOutput):
     epoch: int | None = Field(default=None, description="The task's fencing token for this claim.")
 
 
-TaskId = Annotated[int, Field(description="The task's id, as shown by get_my_work or get_board_state.")]
-RunId = Annotated[str, Field(description="runId returned by start_task.")]
-LeaseToken = Annotated[str, Field(description="leaseToken returned by start_task.")]
+TaskId = Annotated[
+    int,
+    Field(ge=1, le=limits.ID_MAX, description="The task's id, as shown by get_my_work or get_board_state."),
+]
+RunId = Annotated[
+    str, Field(min_length=1, max_length=limits.RUN_ID, description="runId returned by start_task.")
+]
+LeaseToken = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=limits.LEASE_TOKEN,
+        description="leaseToken returned by start_task (the same for the whole run; get_my_work lists it).",
+    ),
+]
+
+
+def _due_in_range(value: datetime | None) -> datetime | None:
+    """Due dates every reader can show (boards/limits.py); a naive value is read as UTC."""
+    try:
+        return limits.due("dueAt", value)
+    except limits.LimitError as error:
+        raise ValueError(error.reason) from None
+
+
+DueAt = Annotated[
+    datetime | None,
+    AfterValidator(_due_in_range),
+    Field(
+        description=f"ISO 8601 due date and time, {limits.DUE_MIN.year} to {limits.DUE_MAX.year - 1} (UTC);"
+        " without an offset it is read as UTC."
+    ),
+]
 
 
 class Artifact(BaseModel):
+    """The artifact shape a person can check; anything else is kept, marked unverifiable."""
+
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["url", "commit", "file", "pr"] = Field(description="What the artifact is.")
-    uri: str = Field(description="Where a person can check it without trusting the agent.")
+    uri: str = Field(
+        max_length=limits.URI, description="Where a person can check it without trusting the agent."
+    )
     httpStatus: int | None = Field(default=None, description="HTTP status you observed for a url.")
-    sha256: str | None = Field(default=None, description="Content hash for a file.")
+    sha256: str | None = Field(default=None, description="Content hash for a file (64 hex characters).")
+
+
+def _evidence(description: str) -> Any:
+    """A list of statements; a wrong-typed item is kept, marked unverifiable, never refused."""
+    return Field(
+        description=f"{description} At most {limits.EVIDENCE_ITEMS} items of at most"
+        f" {limits.EVIDENCE_ITEM} characters; an item that is not a string is kept, marked unverifiable.",
+        json_schema_extra={
+            "type": "array",
+            "maxItems": limits.EVIDENCE_ITEMS,
+            "items": {"type": "string", "maxLength": limits.EVIDENCE_ITEM},
+        },
+    )
 
 
 READ_ONLY = ToolAnnotations(
@@ -89,8 +136,16 @@ async def start_task(id: TaskId) -> Annotated[CallToolResult, ClaimOutput]:
 async def report_progress(
     runId: RunId,
     leaseToken: LeaseToken,
-    note: Annotated[str, Field(description="What you did since the last report, in a sentence or two.")],
-    status: Annotated[str | None, Field(description="Optional short status label.")] = None,
+    note: Annotated[
+        str,
+        Field(
+            max_length=limits.NOTE,
+            description=f"What you did since the last report, in a sentence or two (at most {limits.NOTE}).",
+        ),
+    ],
+    status: Annotated[
+        str | None, Field(max_length=limits.STATUS, description="Optional short status label.")
+    ] = None,
 ) -> Annotated[CallToolResult, HintedOutput]:
     """Heartbeat: record progress and renew the lease to now + 20 minutes. Call at least every 5 minutes
     while you work. A stale, released or superseded lease answers lease_lost."""
@@ -104,9 +159,21 @@ async def report_progress(
 async def request_input(
     runId: RunId,
     leaseToken: LeaseToken,
-    question: Annotated[str, Field(description="The decision a person must make (at most 500 characters).")],
+    question: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=limits.QUESTION,
+            description=f"The decision a person must make (at most {limits.QUESTION} characters).",
+        ),
+    ],
     options: Annotated[
-        list[str] | None, Field(description="Up to 10 answers to pick from; free text is always allowed.")
+        list[Annotated[str, Field(min_length=1, max_length=limits.OPTION)]] | None,
+        Field(
+            max_length=limits.OPTIONS,
+            description=f"Up to {limits.OPTIONS} answers of at most {limits.OPTION} characters to pick from;"
+            " free text is always allowed.",
+        ),
     ] = None,
 ) -> Annotated[CallToolResult, HintedOutput]:
     """Ask a person for a decision only they can make. The question goes to their Inbox; your claim holds
@@ -122,30 +189,49 @@ async def request_input(
 async def complete_task(
     runId: RunId,
     leaseToken: LeaseToken,
-    outcome: Annotated[str, Field(description="What is now true, in a few sentences.")],
+    outcome: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=limits.OUTCOME,
+            description=f"What is now true, in a few sentences (at most {limits.OUTCOME} characters).",
+        ),
+    ],
     artifacts: Annotated[
-        list[Artifact] | None, Field(description="Things a person can check: urls, commits, files, PRs.")
+        list[Artifact | Any] | None,
+        Field(
+            max_length=limits.ARTIFACTS,
+            description=f"Up to {limits.ARTIFACTS} things a person can check: urls, commits, files, PRs."
+            " One of another shape is kept as given, marked unverifiable, and sends the task to a person.",
+        ),
     ] = None,
-    claims: Annotated[list[str] | None, Field(description="Statements you verified.")] = None,
-    notDone: Annotated[list[str] | None, Field(description="What you did not do.")] = None,
-    unknowns: Annotated[list[str] | None, Field(description="What you are unsure of.")] = None,
+    claims: Annotated[Any, _evidence("Statements you verified.")] = None,
+    notDone: Annotated[Any, _evidence("What you did not do.")] = None,
+    unknowns: Annotated[Any, _evidence("What you are unsure of.")] = None,
     nextStep: Annotated[
         str,
-        Field(description="The one follow-up step you propose; accepting the review approves exactly it."),
+        Field(
+            max_length=limits.NEXT_STEP,
+            description="The one follow-up step you propose; accepting the review approves exactly it.",
+        ),
     ] = "",
 ) -> Annotated[CallToolResult, HintedOutput]:
-    """Finish with a report. Never fails for lack of evidence. The task goes to Done, or to the Inbox when it
-    needs review (review_required or a failed check); an approved nextStep comes back through get_my_work."""
+    """Finish with a report. Never fails for lack of evidence: evidence that cannot be checked is kept,
+    marked unverifiable and listed in notAccepted, and the task goes to a person. The task goes to Done,
+    or to the Inbox when it needs review (review_required, a failed check, unverifiable evidence); an
+    approved nextStep comes back through get_my_work."""
     return await call_as_connection(
         lambda c: services.run_complete(
             workspace=c.workspace,
             run_id=runId,
             lease_token=leaseToken,
             outcome=outcome,
-            artifacts=[a.model_dump(exclude_none=True) for a in artifacts or []],
-            claims=claims or [],
-            not_done=notDone or [],
-            unknowns=unknowns or [],
+            artifacts=[
+                a.model_dump(exclude_none=True) if isinstance(a, Artifact) else a for a in artifacts or []
+            ],
+            claims=claims,
+            not_done=notDone,
+            unknowns=unknowns,
             next_step=nextStep,
         )
     )
@@ -154,7 +240,10 @@ async def complete_task(
 async def release_task(
     runId: RunId,
     leaseToken: LeaseToken,
-    reason: Annotated[str, Field(description="Why you give the task back.")],
+    reason: Annotated[
+        str,
+        Field(max_length=limits.REASON, description=f"Why you give the task back (at most {limits.REASON})."),
+    ],
 ) -> Annotated[CallToolResult, HintedOutput]:
     """Give a task back on purpose: the lease ends and the task returns to Todo for anyone."""
     return await call_as_connection(
@@ -166,7 +255,8 @@ async def release_task(
 
 async def get_board_state(
     boardId: Annotated[
-        int | None, Field(description="A board's id; the workspace's first board if omitted.")
+        int | None,
+        Field(ge=1, le=limits.ID_MAX, description="A board's id; the workspace's first board if omitted."),
     ] = None,
 ) -> Annotated[CallToolResult, HintedOutput]:
     """The board's columns (Backlog, Todo, Doing, Done) with their tasks, holders and leases."""
@@ -179,8 +269,16 @@ async def get_task(id: TaskId) -> Annotated[CallToolResult, HintedOutput]:
 
 
 async def search(
-    query: Annotated[str, Field(description="Words to find in task titles and descriptions.")],
-    limit: Annotated[int, Field(ge=1, le=100, description="At most this many tasks.")] = 20,
+    query: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=limits.SEARCH_QUERY,
+            description=f"Words to find in task titles and descriptions (at most {limits.SEARCH_QUERY}"
+            f" characters; the first {limits.SEARCH_TERMS} words count).",
+        ),
+    ],
+    limit: Annotated[int, Field(ge=1, le=limits.SEARCH_LIMIT, description="At most this many tasks.")] = 20,
 ) -> Annotated[CallToolResult, HintedOutput]:
     """Find tasks in this workspace by text."""
     return await call_as_connection(
@@ -189,20 +287,35 @@ async def search(
 
 
 Column = Literal["backlog", "todo", "done", "dropped"]
+NewColumn = Literal["backlog", "todo"]
+ReviewMinutes = Annotated[
+    int,
+    Field(
+        ge=limits.REVIEW_MINUTES_MIN,
+        le=limits.REVIEW_MINUTES_MAX,
+        description="Minutes a person's review takes (agents may raise it, not lower it).",
+    ),
+]
 Priority = Annotated[int, Field(ge=0, le=3, description="0 low, 1 normal, 2 high, 3 urgent.")]
 
 
 async def create_task(
-    title: Annotated[str, Field(min_length=1, max_length=200, description="A short imperative title.")],
-    description: Annotated[str, Field(description="What done looks like.")] = "",
-    column: Annotated[Column, Field(description="Where the task starts.")] = "todo",
+    title: Annotated[
+        str, Field(min_length=1, max_length=limits.TITLE, description="A short imperative title.")
+    ],
+    description: Annotated[
+        str, Field(max_length=limits.DESCRIPTION, description="What done looks like.")
+    ] = "",
+    column: Annotated[NewColumn, Field(description="Where the task starts: backlog or todo.")] = "todo",
     priority: Priority = 1,
-    dueAt: Annotated[datetime | None, Field(description="ISO 8601 due date and time.")] = None,
+    dueAt: DueAt = None,
     reviewRequired: Annotated[
         bool, Field(description="Stop in the Inbox for a person on completion.")
     ] = False,
-    estimatedReviewMinutes: Annotated[int, Field(ge=1, le=600, description="Minutes a review takes.")] = 5,
-    boardId: Annotated[int | None, Field(description="The board; the first board if omitted.")] = None,
+    estimatedReviewMinutes: ReviewMinutes = 5,
+    boardId: Annotated[
+        int | None, Field(ge=1, le=limits.ID_MAX, description="The board; the first board if omitted.")
+    ] = None,
 ) -> Annotated[CallToolResult, HintedOutput]:
     """Add a task to the board (counts against the plan's monthly tasks)."""
 
@@ -226,21 +339,39 @@ async def create_task(
 
 async def update_task(
     id: TaskId,
-    title: Annotated[str | None, Field(min_length=1, max_length=200, description="New title.")] = None,
-    description: Annotated[str | None, Field(description="New description.")] = None,
+    title: Annotated[
+        str | None, Field(min_length=1, max_length=limits.TITLE, description="New title.")
+    ] = None,
+    description: Annotated[
+        str | None, Field(max_length=limits.DESCRIPTION, description="New description.")
+    ] = None,
     priority: Annotated[
         int | None, Field(ge=0, le=3, description="0 low, 1 normal, 2 high, 3 urgent.")
     ] = None,
-    dueAt: Annotated[datetime | None, Field(description="New ISO 8601 due date and time.")] = None,
-    reviewRequired: Annotated[bool | None, Field(description="Whether completion stops for review.")] = None,
+    dueAt: DueAt = None,
+    reviewRequired: Annotated[
+        bool | None,
+        Field(description="Switch review on (only a person can switch it off)."),
+    ] = None,
     estimatedReviewMinutes: Annotated[
-        int | None, Field(ge=1, le=600, description="Minutes a review takes.")
+        int | None,
+        Field(
+            ge=limits.REVIEW_MINUTES_MIN,
+            le=limits.REVIEW_MINUTES_MAX,
+            description="Minutes a person's review takes (agents may raise it, not lower it).",
+        ),
     ] = None,
     column: Annotated[
-        Column | None, Field(description="Move the task; Doing is reached only through start_task.")
+        Column | None,
+        Field(
+            description="Move the task between backlog and todo. Done and dropped are a person's acts"
+            " (forbidden to agents); Doing is reached only through start_task."
+        ),
     ] = None,
 ) -> Annotated[CallToolResult, HintedOutput]:
-    """Change a task's fields or move it between backlog, todo, done and dropped."""
+    """Change a task's fields or move it between backlog and todo. Agents cannot touch a task that waits
+    on a person in the Inbox, switch review off, lower the review estimate, or move a task to done or
+    dropped: those answer forbidden with a Wait: line."""
     changes: dict[str, Any] = {
         key: value
         for key, value in {

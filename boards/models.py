@@ -192,6 +192,8 @@ class Report(models.Model):
     not_done = models.JSONField(default=list, blank=True)
     unknowns = models.JSONField(default=list, blank=True)
     next_step = models.TextField(blank=True)
+    # Evidence kept as given but not checkable: [{"field": "artifacts[2]", "reason": ...}].
+    not_accepted = models.JSONField(default=list, blank=True)
     # Results of the task's verification checks: [{"check": ..., "passed": bool, "detail": str}].
     verification = models.JSONField(default=list, blank=True)
     verification_passed = models.BooleanField(null=True)

@@ -57,6 +57,7 @@ def report_payload(report: Report) -> dict[str, Any]:
         "notDone": report.not_done,
         "unknowns": report.unknowns,
         "nextStep": report.next_step,
+        "notAccepted": report.not_accepted,
         "verification": report.verification,
         "verificationPassed": report.verification_passed,
         "createdAt": iso(report.created_at),
@@ -251,11 +252,15 @@ class CompleteResult:
             "review": self.inbox_item is not None,
             "inboxItemId": self.inbox_item.pk if self.inbox_item else None,
             "report": report_payload(self.report),
+            "notAccepted": self.report.not_accepted,
         }
 
     def summary(self) -> str:
         where = "waits for review in the Inbox" if self.inbox_item else "is Done"
-        return f"Task {self.task.pk} completed and {where}."
+        lines = [f"Task {self.task.pk} completed and {where}."]
+        for item in self.report.not_accepted:
+            lines.append(f"Not accepted, kept unverified for a person: {item['field']} ({item['reason']}).")
+        return "\n".join(lines)
 
 
 @dataclass
@@ -344,12 +349,14 @@ class WorkResult:
     now: datetime
     hint: Hint
     open_questions: dict[int, list[int]] = field(default_factory=dict)
+    lease_tokens: dict[int, str] = field(default_factory=dict)
 
     def payload(self) -> dict[str, Any]:
         return {
             "held": [
                 {
                     **run_payload(run),
+                    "leaseToken": self.lease_tokens.get(run.pk),
                     "title": run.task.title,
                     "openQuestions": self.open_questions.get(run.pk, []),
                 }

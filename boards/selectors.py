@@ -18,7 +18,7 @@ from django.db.models import F, Prefetch, Q
 
 from accounts.models import AgentConnection, User, Workspace
 from boards import attention as attention_rules
-from boards import clock, lease
+from boards import clock, lease, limits
 from boards.access import access_board, access_task
 from boards.models import (
     BOARD_COLUMNS,
@@ -44,9 +44,8 @@ from boards.results import (
     iso,
 )
 from boards.services.board import board_default
-from boards.services.common import attention_now, attention_wait, waiting_filter
+from boards.services.common import attention_now, attention_wait, lease_token_for, limit_error, waiting_filter
 from boards.services.runs import mark_approval_delivered, mark_question_delivered
-from weft.errors import invalid_argument
 from weft.hints import DONE, Hint, next_, wait
 
 DUE_SOON = timedelta(hours=24)
@@ -169,6 +168,8 @@ def work_for_connection(*, connection: AgentConnection, now: datetime | None = N
         now=at,
         hint=hint,
         open_questions=open_questions,
+        # The connection's own runs: their tokens are its already (start_task returns them too).
+        lease_tokens={run.pk: lease_token_for(run_id=run.run_id, epoch=run.epoch) for run in held},
     )
 
 
@@ -242,10 +243,13 @@ def task_detail(*, workspace: Workspace, task_id: Any) -> TaskDetailResult:
 
 def search_tasks(*, workspace: Workspace, query: str, limit: int = 20) -> SearchResult:
     """Full-text search on PostgreSQL; a simple case-insensitive match on SQLite."""
-    text = (query or "").strip()
-    if not text:
-        raise invalid_argument("query", "must not be empty")
-    limit = max(1, min(int(limit), 100))
+    try:
+        text = limits.text("query", query, limits.SEARCH_QUERY, required=True)
+    except limits.LimitError as error:
+        raise limit_error(error) from None
+    # Only the first words count: a query of hundreds of terms costs every tenant database time.
+    text = " ".join(text.split()[: limits.SEARCH_TERMS])
+    limit = max(1, min(int(limit), limits.SEARCH_LIMIT))
     base = Task.objects.filter(workspace=workspace).exclude(column=Column.TRASH)
     found: list[Task]
     if db_connection.vendor == "postgresql":

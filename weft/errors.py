@@ -12,6 +12,7 @@ HTTP_STATUS: dict[str, int] = {
     "not_found": 404,
     "invalid_argument": 400,
     "permission_denied": 403,
+    "forbidden": 403,
     "already_claimed": 409,
     "lease_lost": 409,
     "already_decided": 409,

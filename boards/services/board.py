@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -11,7 +12,7 @@ from django.db.models import Max
 from accounts.access import require_active_workspace
 from accounts.models import AgentConnection, Usage, User, Workspace
 from accounts.services import usage_consume
-from boards import clock, lease
+from boards import clock, lease, limits
 from boards.models import (
     Board,
     Column,
@@ -25,7 +26,7 @@ from boards.models import (
     Task,
 )
 from boards.results import TaskResult, task_payload
-from boards.services.common import release_task_row
+from boards.services.common import forbidden, limit_error, release_task_row
 from weft.errors import WeftError, invalid_argument
 from weft.events import emit
 from weft.hints import DONE, Hint, fix, next_
@@ -34,6 +35,8 @@ TRASH_RETENTION = timedelta(days=30)
 # Where people may put a task by hand; Doing is reached only by a claim.
 MOVABLE_COLUMNS = (Column.BACKLOG, Column.TODO, Column.DONE, Column.DROPPED)
 CREATE_COLUMNS = (Column.BACKLOG, Column.TODO, Column.DONE)
+# Where an agent may put a task: deciding a review, dropping and finishing by hand are a person's.
+AGENT_COLUMNS = (Column.BACKLOG, Column.TODO)
 EDITABLE_FIELDS = (
     "title",
     "description",
@@ -46,10 +49,11 @@ EDITABLE_FIELDS = (
 
 
 def board_create(*, workspace: Workspace, name: str) -> Board:
-    name = (name or "").strip()
-    if not name:
-        raise invalid_argument("name", "a board needs a name")
-    return Board.objects.create(workspace=workspace, name=name[:100])
+    try:
+        name = limits.text("name", name, limits.BOARD_NAME, required=True)
+    except limits.LimitError as error:
+        raise limit_error(error) from None
+    return Board.objects.create(workspace=workspace, name=name)
 
 
 def board_default(*, workspace: Workspace) -> Board:
@@ -70,35 +74,39 @@ def task_hint(task: Task) -> Hint:
 
 
 def _clean(field: str, value: Any) -> Any:
-    """Validate one editable field; invalid_argument names the field and the reason."""
+    """Validate one editable field to its documented limit; invalid_argument names the field."""
+    try:
+        return _checked(field, value)
+    except limits.LimitError as error:
+        raise limit_error(error) from None
+
+
+def _checked(field: str, value: Any) -> Any:
     if field == "title":
-        title = str(value or "").strip()
-        if not title:
-            raise invalid_argument("title", "must not be empty")
-        if len(title) > 200:
-            raise invalid_argument("title", "at most 200 characters")
-        return title
+        return limits.text("title", value, limits.TITLE, required=True)
     if field == "description":
-        return str(value or "")
+        return limits.text("description", value, limits.DESCRIPTION, strip=False)
     if field == "priority":
-        if value not in Priority.values:
-            raise invalid_argument("priority", f"one of {sorted(Priority.values)}")
+        if isinstance(value, bool) or value not in Priority.values:
+            raise limits.LimitError("priority", f"one of {sorted(Priority.values)}", problem="range")
         return int(value)
     if field == "due_at":
-        if value is not None and not isinstance(value, datetime):
-            raise invalid_argument("due_at", "a datetime or null")
-        return value
+        return limits.due("dueAt", value)
     if field == "review_required":
         return bool(value)
     if field == "estimated_review_minutes":
-        if not isinstance(value, int) or not 1 <= value <= 480:
-            raise invalid_argument("estimated_review_minutes", "a whole number from 1 to 480")
-        return value
+        return limits.review_minutes("estimatedReviewMinutes", value)
     if field == "checks":
         if not isinstance(value, list):
-            raise invalid_argument("checks", "a list of checks")
+            raise limits.LimitError("checks", "a list of checks", problem="type")
+        if len(value) > limits.CHECKS:
+            raise limits.LimitError(
+                "checks", f"at most {limits.CHECKS} checks", problem="too_long", limit=limits.CHECKS
+            )
+        if limits.has_nul(value) or any(len(json.dumps(c)) > limits.CHECK_JSON for c in value):
+            raise limits.LimitError("checks", f"each check is JSON of at most {limits.CHECK_JSON} characters")
         return value
-    raise invalid_argument(field, "not a task field that can be changed here")
+    raise limits.LimitError(field, "not a task field that can be changed here")
 
 
 def _next_position(board_id: int, column: str) -> float:
@@ -124,8 +132,9 @@ def task_create(
     """A new task (counted against the plan's monthly task cap)."""
     if by_connection is not None:
         require_active_workspace(workspace)
-    if column not in CREATE_COLUMNS:
-        raise invalid_argument("column", f"a new task goes to one of {', '.join(CREATE_COLUMNS)}")
+    allowed = AGENT_COLUMNS if by_connection is not None else CREATE_COLUMNS
+    if column not in allowed:
+        raise invalid_argument("column", f"a new task goes to one of {', '.join(allowed)}")
     values = {
         "title": _clean("title", title),
         "description": _clean("description", description),
@@ -187,6 +196,8 @@ def task_update(
         now = clock.db_now()
         current = _locked(task)
         changed = [name for name, value in cleaned.items() if getattr(current, name) != value]
+        if by_connection is not None and changed:
+            _agent_may_edit(current, {name: cleaned[name] for name in changed})
         for name in changed:
             setattr(current, name, cleaned[name])
         if changed:
@@ -201,6 +212,55 @@ def task_update(
                 epoch=current.epoch,
             )
     return TaskResult(task=current, action="updated" if changed else "unchanged", hint=task_hint(current))
+
+
+def _pending_item(task: Task) -> bool:
+    """A review or question of this task waits on a person (open or snoozed)."""
+    return InboxItem.objects.filter(task=task, state__in=(InboxState.OPEN, InboxState.SNOOZED)).exists()
+
+
+def _agent_may_edit(task: Task, changes: dict[str, Any]) -> None:
+    """An agent's edit: never while a person decides, never waiving review or cutting its estimate.
+
+    Lowering the estimate would shrink the attention queue that admits the agent's own work.
+    """
+    if _pending_item(task):
+        raise forbidden(
+            f"task {task.pk} waits on a person in the Inbox; agents cannot change it until they decide",
+            condition=f"a person decides task {task.pk}'s Inbox item",
+            task=task,
+        )
+    if task.review_required and changes.get("review_required") is False:
+        raise forbidden(
+            f"only a person can switch review off for task {task.pk}",
+            condition=f"a person switches review off for task {task.pk} if they want to",
+            task=task,
+        )
+    minutes = changes.get("estimated_review_minutes")
+    if minutes is not None and minutes < task.estimated_review_minutes:
+        raise forbidden(
+            f"only a person can lower task {task.pk}'s review estimate"
+            f" ({task.estimated_review_minutes} minutes); agents may raise it",
+            condition=f"a person lowers task {task.pk}'s review estimate if they want to",
+            task=task,
+        )
+
+
+def _agent_may_move(task: Task, column: str) -> None:
+    """Agents move tasks only between Backlog and Todo, and never one a person must decide."""
+    if _pending_item(task):
+        raise forbidden(
+            f"task {task.pk} waits on a person in the Inbox; agents cannot move it until they decide",
+            condition=f"a person decides task {task.pk}'s Inbox item",
+            task=task,
+        )
+    if task.column not in AGENT_COLUMNS or column not in AGENT_COLUMNS:
+        raise forbidden(
+            f"agents move tasks only between backlog and todo; moving task {task.pk} from {task.column}"
+            f" to {column} is a person's act (finish with complete_task, give it back with release_task)",
+            condition=f"a person moves task {task.pk} to {column} if they decide to",
+            task=task,
+        )
 
 
 def _end_live_run(task: Task, now: datetime, reason: str) -> bool:
@@ -272,6 +332,8 @@ def task_move(
         current = _locked(task)
         if current.column == Column.TRASH:
             raise invalid_argument("column", f"task {current.pk} is in the trash; restore it first")
+        if by_connection is not None:
+            _agent_may_move(current, column)
         if _end_live_run(current, now, f"moved to {column} by a person"):
             current = _locked(task)
         _close_reviews(current, now, by_user)

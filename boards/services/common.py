@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import secrets
 import uuid
 from datetime import datetime
 from typing import Any
@@ -22,27 +21,33 @@ from django.db.models import (
     Value,
     When,
 )
+from django.utils.crypto import salted_hmac
 
 from accounts.models import Seat, Workspace
 from boards import attention as attention_rules
 from boards import lease
+from boards.limits import LimitError
 from boards.models import Column, InboxState, Run, Task
 from boards.results import holder_name, iso
 from weft.errors import WeftError
 from weft.events import emit
-from weft.hints import Hint, fix, has_placeholder, wait
+from weft.hints import Hint, fix, wait
 
 CLAIMABLE_COLUMNS = (Column.BACKLOG, Column.TODO)
+LEASE_TOKEN_SALT = "weft.boards.lease-token"
 # Estimated minutes of a person's attention one question takes.
 QUESTION_MINUTES = 2
 
 
-def new_lease_token() -> str:
-    """A fresh lease token; never one that would read as a placeholder inside a hint."""
-    while True:
-        token = secrets.token_urlsafe(32)
-        if not has_placeholder(token):
-            return token
+def lease_token_for(*, run_id: uuid.UUID, epoch: int) -> str:
+    """The run's lease token: HMAC of (run id, epoch) under the server's key.
+
+    Derived rather than random so that every start_task by the holder hands back the same
+    token for the whole run (only its hash is stored, so a random one could not be given
+    again). Lowercase hex, so it never reads as a placeholder inside a hint. Rotating
+    SECRET_KEY ends every live lease (lease_lost; start_task gets the run back).
+    """
+    return salted_hmac(LEASE_TOKEN_SALT, f"{run_id}:{epoch}", algorithm="sha256").hexdigest()
 
 
 def token_hash(token: str) -> str:
@@ -203,3 +208,27 @@ def attention_full(attention: attention_rules.Attention) -> WeftError:
 
 def attention_wait(attention: attention_rules.Attention) -> Hint:
     return wait(f"{attention_rules.refusal_condition(attention)}, in about 10 minutes", "get_my_work")
+
+
+def limit_error(error: LimitError) -> WeftError:
+    """A value past its documented limit (boards/limits.py), as invalid_argument.
+
+    The details name the argument path, the problem and the limit, so the MCP surface can
+    answer with the same call corrected (a cut to the limit).
+    """
+    details: dict[str, Any] = {"field": error.field, "reason": error.reason, "problem": error.problem}
+    if error.limit is not None:
+        details["limit"] = error.limit
+    return WeftError(
+        "invalid_argument", f"{error.field}: {error.reason}", details=details, fix=fix("get_board_state")
+    )
+
+
+def forbidden(message: str, *, condition: str, task: Task) -> WeftError:
+    """An act that is a person's (deciding a review, dropping, waiving review): refused to agents."""
+    return WeftError(
+        "forbidden",
+        message,
+        details={"taskId": task.pk, "column": task.column},
+        fix=wait(condition, "get_task", {"id": task.pk}),
+    )

@@ -16,8 +16,11 @@ Concurrency, in one place:
 
 from __future__ import annotations
 
+import json
+import uuid
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.db import IntegrityError, transaction
 from django.db.models import F, Value
@@ -26,7 +29,7 @@ from django.db.models.functions import Greatest
 from accounts.access import require_active_workspace
 from accounts.models import AgentConnection, User, Workspace
 from boards import attention as attention_rules
-from boards import clock, lease
+from boards import clock, lease, limits
 from boards.access import access_task
 from boards.models import (
     Approval,
@@ -51,7 +54,8 @@ from boards.services.common import (
     expire_run,
     fenced,
     lease_lost,
-    new_lease_token,
+    lease_token_for,
+    limit_error,
     release_task_row,
     run_for_write,
     token_hash,
@@ -60,7 +64,8 @@ from weft.errors import WeftError, invalid_argument
 from weft.events import emit
 from weft.hints import Hint, fix, next_, wait
 
-MAX_OPTION_LENGTH = 200
+ARTIFACT_KINDS = ("url", "commit", "file", "pr")
+ARTIFACT_FIELDS = frozenset({"kind", "uri", "httpStatus", "sha256"})
 
 
 def _claim_hint(run: Run, token: str, task: Task) -> Hint:
@@ -273,8 +278,10 @@ def _claim(
     task.assignee_connection = connection
     task.assignee_user = user
     task.updated_at = now
-    token = new_lease_token()
+    run_id = uuid.uuid4()
+    token = lease_token_for(run_id=run_id, epoch=task.epoch)
     run = Run.objects.create(
+        run_id=run_id,
         workspace=workspace,
         task=task,
         connection=connection,
@@ -315,14 +322,14 @@ def _not_startable(task: Task) -> WeftError:
 
 
 def _resume(*, live: Run, task: Task, connection: AgentConnection | None, now: datetime) -> ClaimResult:
-    """The holder starts its own task again: same run, same epoch, a rotated token.
+    """The holder starts its own task again: same run, same epoch, the same token.
 
-    Only the token's hash is stored, so the old token cannot be handed back. We rotate: the new
-    token replaces the old one (which gets lease_lost from now on) and the lease is renewed like
-    a heartbeat. Nothing else changes: no epoch bump, no new run. An agent that lost its token
-    (a new session) recovers its claim this way.
+    The token is derived from (run, epoch), so every start_task of the holder — a retry after a
+    timeout, two sub-agents on one connection, a new session that lost it — gets the one token
+    the run has, and none of them loses the lease. The lease is renewed like a heartbeat; no
+    epoch bump, no new run. The hash is written again so a run outlives a key rotation.
     """
-    token = new_lease_token()
+    token = lease_token_for(run_id=live.run_id, epoch=live.epoch)
     expires = lease.renewed_expiry(live.lease_expires_at, now)
     changed = Run.objects.filter(pk=live.pk, state=live.state, lease_expires_at__gt=now).update(
         lease_token_hash=token_hash(token), last_heartbeat_at=now, lease_expires_at=expires
@@ -357,6 +364,11 @@ def run_heartbeat(
 ) -> RunResult:
     """Renew the lease to now + 20 minutes and record the progress note."""
     require_active_workspace(workspace)
+    try:
+        note = limits.text("note", note, limits.NOTE)
+        status = limits.text("status", status, limits.STATUS)
+    except limits.LimitError as error:
+        raise limit_error(error) from None
     with transaction.atomic():
         now = clock.db_now()
         run = run_for_write(workspace.pk, run_id)
@@ -369,7 +381,7 @@ def run_heartbeat(
         run.last_heartbeat_at = now
         run.lease_expires_at = lease.renewed_expiry(run.lease_expires_at, now)
         ProgressReport.objects.create(
-            workspace_id=workspace.pk, run=run, note=note or "", status=(status or "")[:100], created_at=now
+            workspace_id=workspace.pk, run=run, note=note, status=status, created_at=now
         )
         emit(
             workspace_id=workspace.pk,
@@ -398,16 +410,13 @@ def run_request_input(
 ) -> QuestionResult:
     """Ask a person; the question goes to the Inbox and the claim holds 60 minutes without heartbeats."""
     require_active_workspace(workspace)
-    text = (question or "").strip()
-    if not text:
-        raise invalid_argument("question", "must not be empty")
-    if len(text) > Question.MAX_LENGTH:
-        raise invalid_argument("question", f"at most {Question.MAX_LENGTH} characters (got {len(text)})")
-    choices = [str(o).strip() for o in (options or [])]
-    if len(choices) > Question.MAX_OPTIONS:
-        raise invalid_argument("options", f"at most {Question.MAX_OPTIONS} options (got {len(choices)})")
-    if any(not c or len(c) > MAX_OPTION_LENGTH for c in choices):
-        raise invalid_argument("options", f"each option is 1 to {MAX_OPTION_LENGTH} characters")
+    try:
+        text = limits.text("question", question, limits.QUESTION, required=True)
+        choices = limits.text_list("options", options, items=limits.OPTIONS, item=limits.OPTION)
+        for index, choice in enumerate(choices):
+            limits.text(f"options[{index}]", choice, limits.OPTION, required=True)
+    except limits.LimitError as error:
+        raise limit_error(error) from None
     with transaction.atomic():
         now = clock.db_now()
         run = run_for_write(workspace.pk, run_id)
@@ -469,6 +478,109 @@ def _as_list(value: Any) -> list[Any]:
     return [value]
 
 
+def _artifact_problem(value: Any) -> str | None:
+    """Why a piece of evidence cannot be checked as an artifact, or None when it can."""
+    if not isinstance(value, dict):
+        return "an artifact is an object {kind, uri, httpStatus?, sha256?}"
+    kind, uri = value.get("kind"), value.get("uri")
+    if kind not in ARTIFACT_KINDS:
+        return f"unknown kind {kind!r}; one of {', '.join(ARTIFACT_KINDS)}"
+    if not isinstance(uri, str) or not uri.strip():
+        return "uri must be a non-empty string"
+    if len(uri) > limits.URI:
+        return f"uri is longer than {limits.URI} characters"
+    if kind in ("url", "pr"):
+        try:
+            parts = urlsplit(uri)
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+            return "uri must be an http(s) URL with a host"
+    status = value.get("httpStatus")
+    if status is not None and (
+        isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599
+    ):
+        return "httpStatus must be an HTTP status code from 100 to 599"
+    digest = value.get("sha256")
+    if digest is not None and not (
+        isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdefABCDEF" for c in digest)
+    ):
+        return "sha256 must be 64 hexadecimal characters"
+    extra = sorted(set(value) - ARTIFACT_FIELDS)
+    if extra:
+        return f"unknown fields {', '.join(map(str, extra))}"
+    return None
+
+
+def _kept(value: Any, reason: str, size: int) -> dict[str, Any]:
+    """An unusable piece of evidence kept as given (cut to `size` characters of JSON if larger)."""
+    text = json.dumps(value, default=str)
+    if len(text) > size:
+        return {"given": text[:size], "truncated": True, "unverifiable": reason}
+    return {"given": value, "unverifiable": reason}
+
+
+def _sorted_evidence(
+    *, artifacts: Any, claims: Any, not_done: Any, unknowns: Any
+) -> tuple[dict[str, list[Any]], list[dict[str, str]]]:
+    """The evidence to store and what of it was not accepted (kept, marked, sent to a person).
+
+    Limits on counts and on text are refused (invalid_argument, nothing stored); a piece that is
+    the wrong shape is kept as given, marked unverifiable with the reason: losing finished work
+    is worse than recording it unverified.
+    """
+    not_accepted: list[dict[str, str]] = []
+    given = _as_list(artifacts)
+    if len(given) > limits.ARTIFACTS:
+        raise limit_error(
+            limits.LimitError(
+                "artifacts",
+                f"at most {limits.ARTIFACTS} items (got {len(given)})",
+                problem="too_long",
+                limit=limits.ARTIFACTS,
+            )
+        )
+    stored_artifacts: list[Any] = []
+    for index, artifact in enumerate(given):
+        problem = _artifact_problem(artifact)
+        if problem is None and len(json.dumps(artifact)) > limits.ARTIFACT_JSON:
+            problem = f"larger than {limits.ARTIFACT_JSON} characters of JSON"
+        if problem is None:
+            stored_artifacts.append(artifact)
+        else:
+            stored_artifacts.append(_kept(artifact, problem, limits.ARTIFACT_JSON))
+            not_accepted.append({"field": f"artifacts[{index}]", "reason": problem})
+    lists: dict[str, list[Any]] = {"artifacts": stored_artifacts}
+    for name, field, value in (
+        ("claims", "claims", claims),
+        ("not_done", "notDone", not_done),
+        ("unknowns", "unknowns", unknowns),
+    ):
+        items = _as_list(value)
+        if len(items) > limits.EVIDENCE_ITEMS:
+            raise limit_error(
+                limits.LimitError(
+                    field,
+                    f"at most {limits.EVIDENCE_ITEMS} items (got {len(items)})",
+                    problem="too_long",
+                    limit=limits.EVIDENCE_ITEMS,
+                )
+            )
+        kept: list[Any] = []
+        for index, item in enumerate(items):
+            if isinstance(item, str):
+                try:
+                    kept.append(limits.text(f"{field}[{index}]", item, limits.EVIDENCE_ITEM))
+                except limits.LimitError as error:
+                    raise limit_error(error) from None
+            else:
+                reason = "a statement is a string"
+                kept.append(_kept(item, reason, limits.EVIDENCE_ITEM))
+                not_accepted.append({"field": f"{field}[{index}]", "reason": reason})
+        lists[name] = kept
+    return lists, not_accepted
+
+
 def verify(checks: list[Any], artifacts: list[Any]) -> tuple[list[dict[str, Any]], bool | None]:
     """Run the task's verification checks against the artifacts; (results, all passed or None)."""
     kinds = {a.get("kind") for a in artifacts if isinstance(a, dict)}
@@ -499,14 +611,25 @@ def run_complete(
     unknowns: Any = None,
     next_step: str = "",
 ) -> CompleteResult:
-    """Record the report; the task goes to Done, or to the Inbox for review. Never fails for evidence."""
+    """Record the report; the task goes to Done, or to the Inbox for review. Never fails for evidence.
+
+    Evidence that cannot be checked is kept as given, marked unverifiable, listed in the
+    response, and sends the task to a person. Only a lease not held, a missing outcome or a
+    value past its documented limit refuses the call.
+    """
     require_active_workspace(workspace)
-    evidence = {
-        "artifacts": _as_list(artifacts),
-        "claims": _as_list(claims),
-        "not_done": _as_list(not_done),
-        "unknowns": _as_list(unknowns),
-    }
+    try:
+        outcome = limits.text("outcome", outcome, limits.OUTCOME, required=True)
+        next_step = limits.text("nextStep", next_step, limits.NEXT_STEP)
+    except limits.LimitError as error:
+        raise limit_error(error) from None
+    if limits.has_nul([artifacts, claims, not_done, unknowns]):
+        raise limit_error(
+            limits.LimitError("evidence", "must not contain NUL (\\u0000) characters", problem="nul")
+        )
+    evidence, not_accepted = _sorted_evidence(
+        artifacts=artifacts, claims=claims, not_done=not_done, unknowns=unknowns
+    )
     with transaction.atomic():
         now = clock.db_now()
         run = run_for_write(workspace.pk, run_id)
@@ -519,19 +642,21 @@ def run_complete(
         run.lease_token_hash = ""
         run.ended_at = now
         task = run.task
-        verification, passed = verify(task.checks, evidence["artifacts"])
+        usable = [a for a in evidence["artifacts"] if "unverifiable" not in a]
+        verification, passed = verify(task.checks, usable)
         report = Report.objects.create(
             workspace_id=workspace.pk,
             task=task,
             run=run,
-            outcome=str(outcome or ""),
-            next_step=str(next_step or ""),
+            outcome=outcome,
+            next_step=next_step,
+            not_accepted=not_accepted,
             verification=verification,
             verification_passed=passed,
             created_at=now,
             **evidence,
         )
-        review = task.review_required or passed is False
+        review = task.review_required or passed is False or bool(not_accepted)
         item = None
         if review:
             # The task waits in Doing, unassigned, until a person decides the review.
@@ -578,6 +703,10 @@ def run_complete(
 def run_release(*, workspace: Workspace, run_id: Any, lease_token: str, reason: str) -> RunResult:
     """Give the task back on purpose: Todo, unassigned, epoch bumped (the old token is fenced off)."""
     require_active_workspace(workspace)
+    try:
+        reason = limits.text("reason", reason, limits.REASON)
+    except limits.LimitError as error:
+        raise limit_error(error) from None
     with transaction.atomic():
         now = clock.db_now()
         run = run_for_write(workspace.pk, run_id)
@@ -585,7 +714,7 @@ def run_release(*, workspace: Workspace, run_id: Any, lease_token: str, reason: 
             state=RunState.RELEASED,
             lease_token_hash="",
             ended_at=now,
-            end_reason=(reason or "released")[:200],
+            end_reason=(reason or "released")[:200],  # end_reason is 200 wide; the event keeps it all
         )
         if changed != 1:
             raise lease_lost(run)

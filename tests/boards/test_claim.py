@@ -3,7 +3,7 @@
 import pytest
 
 from boards.models import Column, Run
-from boards.services import task_claim, task_move
+from boards.services import run_release, task_claim, task_move
 from tests.boards.helpers import beat, complete, refused
 
 
@@ -30,16 +30,26 @@ def test_a_second_claimer_is_told_who_holds_it_until_when(agent, agent2, task):
     assert Run.objects.count() == 1
 
 
-def test_the_same_connection_gets_its_live_run_back_with_a_rotated_token(agent, task):
+def test_the_same_connection_gets_its_live_run_back_with_the_same_token(agent, task):
     first = task_claim(task_id=task.pk, connection=agent)
     again = task_claim(task_id=task.pk, connection=agent)
     assert again.resumed and again.run.run_id == first.run.run_id
     assert again.run.epoch == first.run.epoch
-    assert again.lease_token != first.lease_token
+    assert again.lease_token == first.lease_token
     assert Run.objects.count() == 1
-    # The old token is superseded: only the new one works.
-    refused("lease_lost", beat, first)
+    # Both answers carry the one token of the run, and it stays valid.
+    beat(first)
     beat(again)
+
+
+def test_a_new_claim_of_the_task_gets_a_new_token(agent, task):
+    first = task_claim(task_id=task.pk, connection=agent)
+    run_release(workspace=agent.workspace, run_id=first.run.run_id, lease_token=first.lease_token, reason="x")
+    second = task_claim(task_id=task.pk, connection=agent)
+    assert second.run.run_id != first.run.run_id
+    assert second.lease_token != first.lease_token
+    refused("lease_lost", beat, first)
+    beat(second)
 
 
 def test_foreign_and_missing_tasks_are_not_found(agent_b, task):

@@ -23,15 +23,35 @@ def reviewed(make_task, agent, **report):
     return task, claim, result.inbox_item
 
 
-def test_missing_or_odd_evidence_never_fails(agent, task):
+def test_missing_evidence_never_fails(agent, task):
     claim = task_claim(task_id=task.pk, connection=agent)
-    odd = [{"kind": "screenshot", "uri": "s3://bucket/a.png"}, "a loose string", {"no": "kind"}]
-    result = complete(claim, outcome="", artifacts=odd, claims=None, not_done="tests", unknowns=[])
+    result = complete(claim, outcome="Imported.", artifacts=None, claims=None, not_done="tests", unknowns=[])
     report = Report.objects.get()
-    assert report.artifacts == odd
+    assert report.artifacts == [] and report.not_accepted == []
     assert report.claims == [] and report.not_done == ["tests"] and report.unknowns == []
     assert result.task.column == Column.DONE
     assert result.hint.marker == "Next"
+
+
+def test_odd_evidence_is_kept_marked_and_sent_to_a_person(agent, task):
+    claim = task_claim(task_id=task.pk, connection=agent)
+    good = {"kind": "url", "uri": "https://example.com/pr/1", "httpStatus": 200}
+    odd = [good, {"kind": "screenshot", "uri": "s3://bucket/a.png"}, "a loose string", {"no": "kind"}]
+    result = complete(claim, outcome="Imported.", artifacts=odd, claims=["ok", 7])
+    report = Report.objects.get()
+    assert report.artifacts[0] == good
+    assert [a["given"] for a in report.artifacts[1:]] == odd[1:]
+    assert all(a["unverifiable"] for a in report.artifacts[1:])
+    assert report.claims == ["ok", {"given": 7, "unverifiable": "a statement is a string"}]
+    assert [n["field"] for n in report.not_accepted] == [
+        "artifacts[1]",
+        "artifacts[2]",
+        "artifacts[3]",
+        "claims[1]",
+    ]
+    assert result.inbox_item is not None and result.task.column == Column.DOING
+    assert result.payload()["notAccepted"] == report.not_accepted
+    assert result.hint.marker == "Wait"
 
 
 def test_review_required_sends_the_task_to_the_inbox(agent, make_task):

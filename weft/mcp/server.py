@@ -35,6 +35,7 @@ from starlette.types import ASGIApp
 
 from weft.errors import WeftError, internal_error, invalid_argument, unavailable
 from weft.hints import Hint, fix, render_text, wait
+from weft.mcp.fixes import corrected_call, field_name, nul_path, parse_field, without_nul
 
 MCP_PATH = "/api/mcp"
 log = logging.getLogger(__name__)
@@ -160,27 +161,85 @@ async def call_as_connection(fn: Callable[[Any], Any]) -> CallToolResult:
 
 
 class WeftMCPServer(MCPServer):
-    """MCPServer whose argument errors and unknown tools keep the hint contract."""
+    """MCPServer whose argument errors, unknown tools and crashes keep the hint contract."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            return error_result(
+                WeftError(
+                    "not_found",
+                    f"there is no tool named {name!r}",
+                    details={"kind": "tool", "id": name},
+                    fix=fix("get_my_work"),
+                )
+            )
+        arguments = arguments or {}
+        nul = nul_path(arguments)
+        if nul is not None:
+            # PostgreSQL's text and jsonb cannot hold NUL: refused before anything is stored.
+            errors = _validation_errors(tool, without_nul(arguments))
+            hint = _fix_for(tool, arguments, errors)
+            reason = "must not contain NUL (\\u0000) characters"
+            return error_result(invalid_argument(field_name(nul), reason, fix_hint=hint))
         try:
-            return await super().call_tool(name, arguments, context)
+            result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
-                first = cause.errors()[0] if cause.errors() else {"loc": ("arguments",), "msg": "invalid"}
-                field = ".".join(str(part) for part in first["loc"]) or "arguments"
-                return error_result(invalid_argument(field, str(first["msg"]), fix_hint=fix("get_my_work")))
-            if self._tool_manager.get_tool(name) is None:
+                errors = [dict(e) for e in cause.errors()]
+                first = errors[0] if errors else {"loc": (), "msg": "invalid"}
                 return error_result(
-                    WeftError(
-                        "not_found",
-                        f"there is no tool named {name!r}",
-                        details={"kind": "tool", "id": name},
-                        fix=fix("get_my_work"),
+                    invalid_argument(
+                        field_name(first.get("loc", ())),
+                        str(first.get("msg", "invalid")),
+                        fix_hint=_fix_for(tool, arguments, errors),
                     )
                 )
-            raise
+            request_id = uuid.uuid4().hex
+            log.error("MCP tool %s failed unexpectedly (request %s)", name, request_id, exc_info=cause or exc)
+            return error_result(internal_error(request_id))
+        return _with_limit_fix(tool, arguments, result)
+
+
+def _with_limit_fix(tool: Any, arguments: dict[str, Any], result: Any) -> Any:
+    """A service's limit refusal answers with the same call cut to the limit, as schema errors do."""
+    data = getattr(result, "structured_content", None) or {}
+    error = data.get("error") if getattr(result, "is_error", False) else None
+    details = (error or {}).get("details") or {}
+    if not error or error.get("code") != "invalid_argument" or details.get("problem") != "too_long":
+        return result
+    loc = parse_field(str(details.get("field", "")))
+    try:
+        value: Any = arguments
+        for part in loc:
+            value = value[part]
+    except (KeyError, IndexError, TypeError):
+        return result
+    kind = "string_too_long" if isinstance(value, str) else "too_long"
+    hint = _fix_for(
+        tool, arguments, [{"loc": loc, "type": kind, "ctx": {"max_length": details.get("limit")}}]
+    )
+    return error_result(WeftError(error["code"], error["message"], details=details, fix=hint))
+
+
+def _validation_errors(tool: Any, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    try:
+        tool.fn_metadata.validate_arguments(arguments)
+    except ValidationError as exc:
+        return [dict(e) for e in exc.errors()]
+    return []
+
+
+def _fix_for(tool: Any, arguments: dict[str, Any], errors: list[dict[str, Any]]) -> Hint:
+    """The refused call corrected from its schema, else the read that shows what is valid."""
+    return corrected_call(
+        tool.name,
+        arguments,
+        errors,
+        validate=tool.fn_metadata.validate_arguments,
+        required=set(tool.parameters.get("required", [])),
+    )
 
 
 def build_server() -> WeftMCPServer:
