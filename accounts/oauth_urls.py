@@ -1,15 +1,21 @@
 """OAuth 2.1 endpoints for agents, under the `oauth2_provider` namespace DOT's metadata reverses.
 
 Mounted at the site root: the RFC 8414 and RFC 9728 documents live under /.well-known/,
-the endpoints under /o/.
+the endpoints under /o/. The same views also answer at /authorize, /token and /register: the
+MCP 2025-03-26 default endpoints, which some clients on the Python SDK use to refresh a saved
+token without rediscovering.
 """
 
 from django.urls import path
 from oauth2_provider import views as dot
 
-from accounts.oauth_views import ConsentView, RateLimitedRegistrationView
+from accounts.oauth_views import ConsentView, RateLimitedRegistrationView, RegistrationManagementView
 
 app_name = "oauth2_provider"
+
+authorize = ConsentView.as_view()
+token = dot.TokenView.as_view()
+register = RateLimitedRegistrationView.as_view()
 
 urlpatterns = [
     path(
@@ -27,13 +33,16 @@ urlpatterns = [
         dot.OAuthProtectedResourceMetadataView.as_view(),
         name="oauth-resource-metadata-path",
     ),
-    path("o/authorize/", ConsentView.as_view(), name="authorize"),
-    path("o/token/", dot.TokenView.as_view(), name="token"),
+    path("o/authorize/", authorize, name="authorize"),
+    path("o/token/", token, name="token"),
     path("o/revoke_token/", dot.RevokeTokenView.as_view(), name="revoke-token"),
-    path("o/register/", RateLimitedRegistrationView.as_view(), name="dcr-register"),
+    path("o/register/", register, name="dcr-register"),
     path(
         "o/register/<str:client_id>/",
-        dot.DynamicClientRegistrationManagementView.as_view(),
+        RegistrationManagementView.as_view(),
         name="dcr-register-management",
     ),
+    path("authorize", authorize, name="legacy-authorize"),
+    path("token", token, name="legacy-token"),
+    path("register", register, name="legacy-register"),
 ]

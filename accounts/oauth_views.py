@@ -1,26 +1,38 @@
 """OAuth for agents: our consent page (pick the workspace) and rate-limited client registration.
 
 Everything else — token, revocation, metadata, client-id metadata documents — is
-django-oauth-toolkit's own views, configured in settings.OAUTH2_PROVIDER.
+django-oauth-toolkit's own views, configured in settings.OAUTH2_PROVIDER. Redirect URIs follow
+accounts.oauth_redirects wherever a client names them.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 from django import forms
 from django.conf import settings
-from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from oauth2_provider.exceptions import OAuthToolkitError
+from oauth2_provider.exceptions import FatalClientError, OAuthToolkitError
 from oauth2_provider.forms import AllowForm
 from oauth2_provider.models import Application
-from oauth2_provider.views import AuthorizationView, DynamicClientRegistrationView
-from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error, InvalidRequestError
+from oauth2_provider.views import (
+    AuthorizationView,
+    DynamicClientRegistrationManagementView,
+    DynamicClientRegistrationView,
+)
+from oauthlib.oauth2.rfc6749.errors import (
+    CustomOAuth2Error,
+    InvalidClientIdError,
+    InvalidRedirectURIError,
+    InvalidRequestError,
+)
 
 from accounts.connections import connection_authorize
 from accounts.models import Seat
+from accounts.oauth_ratelimit import rate_hit
+from accounts.oauth_redirects import redirect_uri_problem, refuse_registration
 
 
 class ConsentForm(AllowForm):
@@ -44,6 +56,9 @@ class ConsentView(AuthorizationView):
         scopes, credentials = super().validate_authorization_request(request)
         redirect_uri = credentials.get("redirect_uri")
         state = credentials.get("state")
+        # A client registered before the redirect rule may still hold a URI it now forbids.
+        if redirect_uri and redirect_uri_problem(redirect_uri) is not None:
+            raise FatalClientError(error=InvalidRedirectURIError(state=state))
         # S256 only: oauthlib treats a missing method as "plain".
         if credentials.get("code_challenge_method", "plain") != "S256":
             raise OAuthToolkitError(
@@ -83,6 +98,17 @@ class ConsentView(AuthorizationView):
         return context
 
     def form_valid(self, form: ConsentForm) -> HttpResponse:  # type: ignore[override]
+        # The posted form is the client's request again, possibly tampered with: an unknown
+        # client or a redirect it may not use gets a page, never a redirect (RFC 6749 §4.1.2.1).
+        application = Application.objects.filter(client_id=form.cleaned_data.get("client_id") or "").first()
+        redirect_uri = form.cleaned_data.get("redirect_uri") or ""
+        if application is None:
+            return self.error_response(FatalClientError(error=InvalidClientIdError()), None)
+        if redirect_uri and (
+            redirect_uri_problem(redirect_uri) is not None
+            or not application.redirect_uri_allowed(redirect_uri)
+        ):
+            return self.error_response(FatalClientError(error=InvalidRedirectURIError()), application)
         if form.cleaned_data.get("allow"):
             slug = form.cleaned_data.get("workspace") or ""
             seat = (
@@ -93,7 +119,6 @@ class ConsentView(AuthorizationView):
             if seat is None:
                 form.add_error("workspace", "Pick one of your workspaces.")
                 return self.form_invalid(form)
-            application = Application.objects.get(client_id=form.cleaned_data["client_id"])
             connection_authorize(user=self.request.user, application=application, workspace=seat.workspace)  # type: ignore[arg-type]
         return super().form_valid(form)
 
@@ -115,18 +140,19 @@ def _client_ip(request: HttpRequest) -> str:
     return str(request.META.get("REMOTE_ADDR", "unknown"))
 
 
+REGISTRATION_WINDOW = timedelta(hours=1)
+
+
 class RateLimitedRegistrationView(DynamicClientRegistrationView):
     """RFC 7591 open registration, at most WEFT_DCR_RATE_PER_HOUR new clients per IP an hour."""
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        key = f"weft:dcr:{_client_ip(request)}"
-        cache.add(key, 0, timeout=3600)
-        try:
-            count = cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.set(key, 1, timeout=3600)
-            count = 1
-        if count > settings.WEFT_DCR_RATE_PER_HOUR:
+        retry_after = rate_hit(
+            key=f"dcr:{_client_ip(request)}",
+            limit=settings.WEFT_DCR_RATE_PER_HOUR,
+            window=REGISTRATION_WINDOW,
+        )
+        if retry_after is not None:
             response = JsonResponse(
                 {
                     "error": "invalid_client_metadata",
@@ -134,6 +160,22 @@ class RateLimitedRegistrationView(DynamicClientRegistrationView):
                 },
                 status=429,
             )
-            response["Retry-After"] = "3600"
+            response["Retry-After"] = str(retry_after)
             return response
+        refused = refuse_registration(request.body)
+        if refused is not None:
+            return refused
         return super().post(request, *args, **kwargs)
+
+
+class RegistrationManagementView(DynamicClientRegistrationManagementView):
+    """RFC 7592 client configuration: an update names its redirect URIs under the same rule."""
+
+    def put(self, request: HttpRequest, client_id: str, *args: Any, **kwargs: Any) -> HttpResponse:
+        auth = self._authenticate_registration_request(request, client_id)
+        if isinstance(auth, HttpResponse):
+            return auth
+        refused = refuse_registration(request.body)
+        if refused is not None:
+            return refused
+        return super().put(request, client_id, *args, **kwargs)

@@ -318,6 +318,9 @@ OAUTH2_PROVIDER = {
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
     "CIMD_ENABLED": True,
+    # Redirect URIs per OAuth 2.1 in fetched client metadata and in the admin (accounts.oauth_redirects).
+    "CIMD_METADATA_FETCHER": "accounts.oauth_redirects.RedirectCheckingMetadataFetcher",
+    "APPLICATION_ADMIN_CLASS": "accounts.oauth_admin.WeftApplicationAdmin",
     "OAUTH2_PROTECTED_RESOURCE_IDENTIFIER": WEFT_MCP_URL,
     "OAUTH2_PROTECTED_RESOURCE_NAME": "Weft",
     "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
