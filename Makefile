@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-sqlite test-postgres check lint typecheck audit-hints bench-mcp venv clean
+.PHONY: run test test-sqlite test-postgres check lint typecheck audit-hints bench-mcp mutate mutate-quick venv clean
 
 $(STAMP): requirements/base.txt requirements/dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || (command -v pyenv >/dev/null && $$(pyenv root)/versions/$$(cat .python-version)/bin/python -m venv $(VENV))
@@ -44,6 +44,14 @@ audit-hints: $(STAMP)
 
 bench-mcp: $(STAMP)
 	$(PY) -m tests.servers --postgres -- $(PY) bench/mcp_overhead.py
+
+# Mutation testing of the rule modules (tests/mutation/run.py; docs/mutation.md). Each fails when
+# a module scores below tests/mutation/thresholds.toml; mutate-quick is the CI subset.
+mutate: $(STAMP)
+	$(PY) -m tests.mutation.run --workers 2
+
+mutate-quick: $(STAMP)
+	$(PY) -m tests.mutation.run --quick --workers 2
 
 clean:
 	rm -rf $(VENV) db.sqlite3 db.sqlite3-* staticfiles artifacts
