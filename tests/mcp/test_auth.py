@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 import pytest
 from django.conf import settings
+from django.utils import timezone
+from oauth2_provider.models import AccessToken
 
 from accounts.connections import connection_revoke
+from accounts.oauth_tokens import stored_checksum
 from tests.mcp.harness import MCP, agent_token, in_process
+from weft.mcp.verifier import verified_tokens
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -50,6 +55,51 @@ def test_it_refuses_an_unknown_token(ws_a):
 
 def test_it_refuses_a_token_for_another_resource(alice, ws_a):
     token, _ = agent_token(alice, ws_a, resource=["https://elsewhere.example/api/mcp"])
+    assert asyncio.run(_post(token)).status_code == 401
+
+
+@pytest.mark.parametrize(
+    "resource",
+    [
+        settings.WEFT_BASE_URL,
+        settings.WEFT_BASE_URL + "/",
+        settings.WEFT_BASE_URL + "/api",
+        settings.WEFT_BASE_URL + "/api/other",
+        settings.WEFT_BASE_URL + "/api/mcp-evil",
+        settings.WEFT_MCP_URL + "/other",
+        settings.WEFT_MCP_URL + "//",
+        settings.WEFT_MCP_URL.replace("http", "https", 1),
+        settings.WEFT_MCP_URL.upper(),
+    ],
+)
+def test_it_refuses_a_token_for_a_resource_that_is_not_exactly_the_mcp_endpoint(alice, ws_a, resource):
+    token, _ = agent_token(alice, ws_a, resource=[resource])
+    assert asyncio.run(_post(token)).status_code == 401
+
+
+@pytest.mark.parametrize("resource", [settings.WEFT_MCP_URL, settings.WEFT_MCP_URL + "/"])
+def test_it_accepts_a_token_for_the_mcp_endpoint(alice, ws_a, resource):
+    token, _ = agent_token(alice, ws_a, resource=[resource])
+    assert asyncio.run(_post(token)).status_code == 200
+
+
+def test_it_refuses_an_expired_token(alice, ws_a):
+    token, _ = agent_token(alice, ws_a)
+    assert asyncio.run(_post(token)).status_code == 200
+    verified_tokens.clear()  # another process, or this one after the cache entry ended
+    AccessToken.objects.filter(token_checksum=stored_checksum(token)).update(
+        expires=timezone.now() - timedelta(seconds=1)
+    )
+    assert asyncio.run(_post(token)).status_code == 401
+
+
+def test_it_refuses_the_raw_token_column_even_if_it_were_filled(alice, ws_a):
+    """Lookup is by checksum only: a row whose `token` holds a value but whose checksum differs is unknown."""
+    token, _ = agent_token(alice, ws_a)
+    AccessToken.objects.filter(token_checksum=stored_checksum(token)).update(
+        token="planted-raw-token", token_checksum=stored_checksum("something-else")
+    )
+    assert asyncio.run(_post("planted-raw-token")).status_code == 401
     assert asyncio.run(_post(token)).status_code == 401
 
 

@@ -1,10 +1,10 @@
 """Bearer tokens for /api/mcp: a DOT access token → its live agent connection.
 
-Checked here: the token exists and has not expired, its connection is live (revoking a
-connection stops its tokens at once), and — for a token issued with RFC 8707 resource
-indicators — that one of them is this MCP endpoint. DOT skips that audience check for tokens
-issued without `resource`, so it is enforced here. The SDK's middleware then refuses a
-missing `mcp` scope with 403.
+Checked here: the token exists (found by its SHA-256, the only form the database keeps) and has
+not expired, its connection is live (revoking a connection stops its tokens at once), and — for
+a token issued with RFC 8707 resource indicators — that one of them is exactly this MCP
+endpoint. DOT skips that audience check for tokens issued without `resource`, so it is
+enforced here. The SDK's middleware then refuses a missing `mcp` scope with 403.
 
 A verified token is remembered for CACHE_SECONDS in this process (keyed by its SHA-256), so
 most requests pass here without a database query or a thread hop. The SDK still checks the
@@ -30,7 +30,7 @@ from django.db.models.signals import post_delete, post_save
 from mcp.server.auth.provider import AccessToken
 from oauth2_provider.models import AccessToken as OAuthAccessToken
 
-from accounts.connections import connection_for_token, token_allows_mcp, token_checksum
+from accounts.connections import connection_for_token, token_checksum
 from accounts.models import AgentConnection, Seat
 
 CACHE_SECONDS = 30.0
@@ -100,6 +100,17 @@ post_delete.connect(_grant_changed, sender=Seat, dispatch_uid="weft.mcp.seat_del
 TEST_CLIENT_ID = "weft-test-token"
 
 
+def audience_is_mcp(resource: list[str]) -> bool:
+    """RFC 8707: a token issued for resources must name this MCP endpoint exactly (one trailing / aside).
+
+    Never a prefix: the bare origin, /api/mcp-evil or /api/mcp/other are other resources.
+    """
+    if not resource:
+        return True
+    ours = settings.WEFT_MCP_URL
+    return any(r in (ours, f"{ours}/") for r in resource)
+
+
 def verify(token: str) -> AccessToken | None:
     """The MCP view of a bearer token, or None when it must be refused with 401."""
     test_token = settings.WEFT_MCP_TEST_TOKEN
@@ -110,7 +121,7 @@ def verify(token: str) -> AccessToken | None:
     close_old_connections()
     try:
         info = connection_for_token(token)
-        if info is None or not token_allows_mcp(info):
+        if info is None or not audience_is_mcp(info.resource):
             return None
         return AccessToken(
             token=token,
