@@ -96,11 +96,22 @@ DONE = Hint("Done")
 
 def render_text(body: str, hint: Hint, *, error: str | None = None, cli: bool = False) -> str:
     """Text content: the body, then `Error:` (for errors) and the marker lines last."""
-    lines = [body.rstrip()] if body.strip() else []
+    lines = [_inert(line) for line in body.rstrip().split("\n")] if body.strip() else []
     if error is not None:
-        lines.append(f"Error: {error}")
+        lines.append(f"Error: {one_line(error)}")
     lines.extend(hint.lines(cli=cli))
     return "\n".join(lines)
+
+
+def one_line(text: str) -> str:
+    """Text that may hold caller-given values, kept on one line (line breaks shown as \\n)."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def _inert(line: str) -> str:
+    """A body line that would read as a marker (a task titled "Next: …") is indented, so only the
+    server's own marker lines end a response."""
+    return f"  {line}" if line.startswith((*MARKERS, "Error: ")) else line
 
 
 _PLACEHOLDER = re.compile(r"<[A-Za-z_ -]+>|\b[A-Z]+-N+\b|\.\.\.|\bTODO\b|\bXXX\b")

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from weft.hints import Hint, fix
+from weft.hints import Hint, fix, has_placeholder
 
 # The read that shows what is valid, for a call the server cannot correct.
 LEASE_TOOLS = frozenset({"report_progress", "request_input", "complete_task", "release_task"})
@@ -119,7 +119,11 @@ def corrected_call(
         validate(args)
     except ValidationError:
         return fallback_read(tool)
-    return fix(tool, args)
+    hint = fix(tool, args)
+    if has_placeholder(hint.lines()[0]):
+        # Caller text that reads as a placeholder ("<id>") cannot stand in a hint.
+        return fallback_read(tool)
+    return hint
 
 
 def without_nul(value: Any) -> Any:
