@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 
 from django import forms
 
+from boards import limits
 from boards.models import Column, Priority
 
 PEOPLE_COLUMNS = [
@@ -20,15 +21,20 @@ SNOOZE_SPANS = {"1h": timedelta(hours=1), "4h": timedelta(hours=4), "tomorrow": 
 
 
 class TaskForm(forms.Form):
-    title = forms.CharField(max_length=200)
-    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
+    title = forms.CharField(max_length=limits.TITLE)
+    description = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}), required=False, max_length=limits.DESCRIPTION, strip=False
+    )
     priority = forms.TypedChoiceField(choices=Priority.choices, coerce=int, initial=Priority.NORMAL)
     due_at = forms.DateTimeField(
         required=False, label="Due", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
     )
     review_required = forms.BooleanField(required=False, label="A person reviews the result")
     estimated_review_minutes = forms.IntegerField(
-        min_value=1, max_value=480, initial=5, label="Review minutes"
+        min_value=limits.REVIEW_MINUTES_MIN,
+        max_value=limits.REVIEW_MINUTES_MAX,
+        initial=5,
+        label="Review minutes",
     )
 
 
@@ -44,7 +50,7 @@ class MoveForm(forms.Form):
 
 
 class BoardFilterForm(forms.Form):
-    q = forms.CharField(required=False, label="Search")
+    q = forms.CharField(required=False, label="Search", max_length=limits.SEARCH_QUERY)
     priority = forms.TypedChoiceField(
         choices=[("", "Any priority"), *Priority.choices], coerce=int, required=False, empty_value=None
     )
@@ -56,7 +62,7 @@ class DecideForm(forms.Form):
     decision = forms.ChoiceField(
         choices=[("accept", "Accept"), ("rework", "Rework"), ("later", "Later"), ("drop", "Drop")]
     )
-    note = forms.CharField(required=False, max_length=5000)
+    note = forms.CharField(required=False, max_length=limits.PERSON_NOTE)
     snooze = forms.ChoiceField(choices=SNOOZE_CHOICES, required=False)
 
     def clean(self) -> dict[str, object]:
@@ -72,8 +78,8 @@ class DecideForm(forms.Form):
 
 
 class AnswerForm(forms.Form):
-    answer = forms.CharField(required=False, max_length=5000)
-    answer_text = forms.CharField(required=False, max_length=5000, label="Your answer")
+    answer = forms.CharField(required=False, max_length=limits.PERSON_NOTE)
+    answer_text = forms.CharField(required=False, max_length=limits.PERSON_NOTE, label="Your answer")
 
     def clean(self) -> dict[str, object]:
         data = super().clean() or {}
