@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from django.db import transaction
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -386,14 +387,16 @@ async def update_task(
     }
 
     def run(c: AgentConnection) -> Any:
-        task = access_task(c.workspace, id)
-        result = None
-        if changes or column is None:
-            result = services.task_update(task=task, by_connection=c, **changes)
-        if column is not None:
-            task.refresh_from_db()
-            result = services.task_move(task=task, column=column, by_connection=c)
-        return result
+        # One transaction: a refused move leaves the fields of the same call unchanged too.
+        with transaction.atomic():
+            task = access_task(c.workspace, id)
+            result = None
+            if changes or column is None:
+                result = services.task_update(task=task, by_connection=c, **changes)
+            if column is not None:
+                task.refresh_from_db()
+                result = services.task_move(task=task, column=column, by_connection=c)
+            return result
 
     return await call_as_connection(run)
 

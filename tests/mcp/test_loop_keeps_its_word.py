@@ -172,6 +172,11 @@ def test_it_lets_an_agent_move_between_backlog_and_todo_and_switch_review_on(ali
         assert on["task"]["reviewRequired"] is True
         for column in ("done", "dropped"):
             refused(await mcp.call("update_task", {"id": task["id"], "column": column}), "forbidden")
+        # A refused move in the same call leaves its other changes undone.
+        both = {"id": task["id"], "title": "Renamed", "column": "done"}
+        refused(await mcp.call("update_task", both), "forbidden")
+        after = ok(await mcp.call("get_task", {"id": task["id"]}))
+        assert after["task"]["title"] == "Ship the importer", after
         refused(
             await mcp.call("create_task", {"title": "Done already", "column": "done"}), "invalid_argument"
         )
