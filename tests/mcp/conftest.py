@@ -11,6 +11,8 @@ from django.apps import apps
 # tool name → set of paths ("success", "error") whose responses passed weft.hints.problems.
 AUDIT: dict[str, set[str]] = defaultdict(set)
 AUDIT_TOOLS: set[str] = set()
+# tool name → set of paths whose hinted calls were run and did not fail as a broken hint.
+EXECUTED: dict[str, set[str]] = defaultdict(set)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -33,9 +35,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # ty
         full += ok
         success = "yes" if "success" in paths else "NO"
         error = "yes" if "error" in paths else "NO"
-        write(f"  {tool:<18} success={success:<3}  error={error}")
+        ran = ",".join(sorted(EXECUTED.get(tool, set()))) or "NO"
+        write(f"  {tool:<18} success={success:<3}  error={error:<3}  hints run={ran}")
     percent = 100 * full // len(tools) if tools else 0
     write(f"  coverage: {full}/{len(tools)} tools on both paths = {percent}%")
+    executed = sum(1 for tool in tools if EXECUTED.get(tool))
+    write(f"  executed hints: {executed}/{len(tools)} tools with executed hints")
 
 
 @pytest.fixture(autouse=True)
