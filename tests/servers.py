@@ -53,9 +53,14 @@ def _wait_for_port(port: int, timeout: float, what: str) -> None:
     raise RuntimeError(f"{what} did not start on port {port} within {timeout}s")
 
 
+def pg_ctl(data_dir: str, *args: str) -> list[str]:
+    """The `pg_ctl` command line for a cluster of ours (fault tests restart it)."""
+    return _as(_pg_user(), ["pg_ctl", "-D", data_dir, *args])
+
+
 @contextlib.contextmanager
-def postgres_cluster() -> Iterator[str]:
-    """A fresh PostgreSQL cluster; yields its DATABASE_URL."""
+def postgres_cluster(info: dict[str, str] | None = None) -> Iterator[str]:
+    """A fresh PostgreSQL cluster; yields its DATABASE_URL. `info` gets WEFT_TEST_PGDATA."""
     user = _pg_user()
     root = Path(tempfile.mkdtemp(prefix="weft-pg-"))
     data = root / "data"
@@ -82,6 +87,8 @@ def postgres_cluster() -> Iterator[str]:
             _as(user, ["createdb", "-h", "127.0.0.1", "-p", str(port), "-U", "weft", "weft"]),
             check=True,
         )
+        if info is not None:
+            info["WEFT_TEST_PGDATA"] = str(data)
         yield f"postgresql://weft@127.0.0.1:{port}/weft"
     finally:
         subprocess.run(
@@ -93,8 +100,8 @@ def postgres_cluster() -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def redis_server() -> Iterator[str]:
-    """A fresh Redis server without persistence; yields its REDIS_URL."""
+def redis_server(info: dict[str, str] | None = None) -> Iterator[str]:
+    """A fresh Redis server without persistence; yields its REDIS_URL. `info` gets WEFT_TEST_REDIS_PID."""
     binary = shutil.which("redis-server")
     if binary is None:
         raise RuntimeError("redis-server is not installed (apt-get install redis-server)")
@@ -118,6 +125,8 @@ def redis_server() -> Iterator[str]:
     )
     try:
         _wait_for_port(port, 15, "Redis")
+        if info is not None:
+            info["WEFT_TEST_REDIS_PID"] = str(proc.pid)
         yield f"redis://127.0.0.1:{port}/0"
     finally:
         proc.terminate()
@@ -136,10 +145,11 @@ def main(argv: list[str]) -> int:
         parser.error("give the command to run after --")
     env = dict(os.environ)
     with contextlib.ExitStack() as stack:
+        # Fault tests also get the cluster's data directory and the Redis pid (to restart, freeze).
         if args.postgres:
-            env["DATABASE_URL"] = stack.enter_context(postgres_cluster())
+            env["DATABASE_URL"] = stack.enter_context(postgres_cluster(env))
         if args.redis:
-            env["WEFT_TEST_REDIS_URL"] = stack.enter_context(redis_server())
+            env["WEFT_TEST_REDIS_URL"] = stack.enter_context(redis_server(env))
         return subprocess.call(command, env=env)
 
 

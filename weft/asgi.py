@@ -38,20 +38,20 @@ def _header(scope: dict[str, Any], name: bytes) -> str | None:
 def websocket_origin_allowed(scope: dict[str, Any]) -> bool:
     """Django's CSRF origin rule for web sockets: scheme, host and port must all match.
 
-    Allowed: this request's own origin (its Host, checked against ALLOWED_HOSTS) or one of
-    CSRF_TRUSTED_ORIGINS (the base URL's origin by default, which is what a browser behind a
-    TLS-terminating proxy sends). A socket without an Origin is refused, as before.
+    The Host must be one of ALLOWED_HOSTS; the Origin must then be the request's own origin or
+    one of CSRF_TRUSTED_ORIGINS (the base URL's origin by default, which is what a browser
+    behind a TLS-terminating proxy sends). A socket without an Origin is refused, as before.
     """
     origin = _header(scope, b"origin")
     if not origin:
         return False
-    origin = origin.rstrip("/").lower()
-    if origin in {trusted.rstrip("/").lower() for trusted in settings.CSRF_TRUSTED_ORIGINS}:
-        return True
     host = (_header(scope, b"host") or "").lower()
     domain, _port = split_domain_port(host)
     if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
         return False
+    origin = origin.rstrip("/").lower()
+    if origin in {trusted.rstrip("/").lower() for trusted in settings.CSRF_TRUSTED_ORIGINS}:
+        return True
     scheme = "https" if scope.get("scheme") == "wss" else "http"
     return origin == f"{scheme}://{host}"
 

@@ -156,9 +156,11 @@ if DATABASE_URL:
     if _db.scheme not in {"postgres", "postgresql"} or not _db.path.strip("/"):
         _fail("DATABASE_URL", DATABASE_URL, "expected postgresql://USER:PASSWORD@HOST:PORT/NAME")
     import dj_database_url
-    from psycopg_pool import ConnectionPool
 
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
+    # Health checks: with the pool, Django passes psycopg_pool's ConnectionPool.check_connection
+    # as its `check`, so a connection broken by a database restart is discarded on checkout
+    # instead of failing the request that drew it.
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0, conn_health_checks=True)}
     DATABASES["default"]["ENGINE"] = "django.db.backends.postgresql"
     # psycopg 3's pool instead of CONN_MAX_AGE, which misbehaves under ASGI.
     # The test runner creates its own test database and cannot share a pool with it.
@@ -168,9 +170,6 @@ if DATABASE_URL:
                 "min_size": env_int("DATABASE_POOL_MIN", 2),
                 "max_size": env_int("DATABASE_POOL_MAX", 20),
                 "timeout": 10,
-                # Checked on every checkout: a connection broken by a database restart is
-                # discarded instead of failing the request that drew it.
-                "check": ConnectionPool.check_connection,
             }
         }
 else:

@@ -14,7 +14,8 @@ from tests.mcp.harness import agent_token
 from weft.hints import problems
 from weft.mcp.server import _run_for_connection
 
-pytestmark = pytest.mark.django_db
+# Transactional: the wrapper closes old connections, which would end a test-wrapping transaction.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _raising(exc: BaseException) -> Any:

@@ -8,7 +8,6 @@ meters the call, runs the service and renders the result with its hint.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import re
@@ -22,7 +21,6 @@ import redis.exceptions
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections
-from django.db import connection as db_connection
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
@@ -125,12 +123,6 @@ def _is_unavailable(exc: BaseException) -> bool:
     return isinstance(exc, UNAVAILABLE_ERRORS)
 
 
-def _discard_connection() -> None:
-    """Drop this thread's database connection after a failure, so the pool never hands it out again."""
-    with contextlib.suppress(Exception):
-        db_connection.close()
-
-
 def _run_for_connection(fn: Callable[[Any], Any], connection_id: int | None) -> CallToolResult:
     """Sync part of a tool call; failures nobody planned for still answer inside the contract.
 
@@ -140,7 +132,8 @@ def _run_for_connection(fn: Callable[[Any], Any], connection_id: int | None) -> 
     try:
         return _call_metered(fn, connection_id)
     except Exception as exc:
-        _discard_connection()
+        # _call_metered's close_old_connections() has dropped a broken connection; the pool's
+        # health check drops the ones a restart broke while idle.
         if _is_unavailable(exc):
             log.warning("MCP tool call: a service is unavailable: %r", exc)
             service = "the cache" if isinstance(exc, REDIS_ERRORS) else "the database"
