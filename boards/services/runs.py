@@ -243,6 +243,10 @@ def _claim(
             return _resume(live=live, task=task, connection=connection, now=now)
         else:
             raise already_claimed(task, live)
+    elif task.column == Column.DOING:
+        # The task was read in Doing but no run is live now: a sweep or a release ended the run
+        # between the two reads and put the task back. Judge the task as it is now.
+        task.refresh_from_db()
     approval = _valid_approval(task, connection, now)
     startable = task.column in CLAIMABLE_COLUMNS or (approval is not None and task.column == Column.DONE)
     if not startable:
