@@ -23,6 +23,7 @@ from channels.security.websocket import WebsocketDenier  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.http.request import split_domain_port, validate_host  # noqa: E402
 from starlette.middleware.cors import CORSMiddleware  # noqa: E402
+from starlette.types import Receive, Scope, Send  # noqa: E402
 
 from weft.periodic import embedded_timer  # noqa: E402
 from weft.routing import websocket_urlpatterns  # noqa: E402
@@ -79,7 +80,7 @@ MCP_PATHS = ("/api/mcp", "/.well-known/oauth-protected-resource/api/mcp")
 mcp_app: Any = mcp_asgi_app()
 
 
-async def _no_server_stream(scope: dict[str, Any], receive: Any, send: Any) -> None:
+async def _no_server_stream(scope: Scope, receive: Receive, send: Send) -> None:
     """405 for GET /api/mcp: Weft sends no server-initiated messages, so it offers no SSE stream.
 
     The Streamable HTTP transport lets such a server answer the GET with 405, which clients

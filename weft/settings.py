@@ -77,8 +77,9 @@ TESTING = "pytest" in sys.modules or env_bool("WEFT_TESTING", False)
 
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
-    # The test suite runs with debug off, as production does, on the development key.
-    if not DEBUG and not TESTING:
+    # The test suite (debug off, as in production) and mypy's Django plugin import these
+    # settings without serving anything: they run on the development key.
+    if not DEBUG and not TESTING and "mypy" not in sys.modules:
         raise ConfigError("Weft configuration error: SECRET_KEY is required when WEFT_DEBUG is off.")
     SECRET_KEY = "weft-insecure-development-key-do-not-use-in-production"
 

@@ -28,7 +28,7 @@ from weft.hints import problems
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 AGENTS = 4
-TOOLS = [("get_my_work", {}), ("get_board_state", {})]
+TOOLS: list[tuple[str, dict[str, Any]]] = [("get_my_work", {}), ("get_board_state", {})]
 
 
 @pytest.fixture
