@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-sqlite test-postgres check lint typecheck audit-hints bench-mcp mutate mutate-quick venv clean
+.PHONY: run test test-sqlite test-postgres check lint typecheck audit-hints fuzz bench-mcp mutate mutate-quick venv clean
 
 $(STAMP): requirements/base.txt requirements/dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || (command -v pyenv >/dev/null && $$(pyenv root)/versions/$$(cat .python-version)/bin/python -m venv $(VENV))
@@ -41,6 +41,11 @@ check: lint typecheck test
 
 audit-hints: $(STAMP)
 	$(PY) -m pytest -q tests/mcp/test_hint_audit.py --audit-report
+
+# The MCP fuzz test at length (CI runs it with a small fixed budget); FUZZ_EXAMPLES=N to change.
+FUZZ_EXAMPLES ?= 2000
+fuzz: $(STAMP)
+	WEFT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) WEFT_FUZZ_SHRINK=1 $(PY) -m tests.servers --postgres -- $(PY) -m pytest -q tests/mcp/test_fuzz.py
 
 bench-mcp: $(STAMP)
 	$(PY) -m tests.servers --postgres -- $(PY) bench/mcp_overhead.py
