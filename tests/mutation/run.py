@@ -45,6 +45,8 @@ MODULES: dict[str, list[str]] = {
     "boards/services/common.py": [
         "tests/boards/test_fencing_and_timing.py",
         "tests/boards/test_lease_edges.py",
+        "tests/boards/test_claim.py",
+        "tests/boards/test_attention_limits.py",
         "tests/boards/test_services_mutants.py",
     ],
     "boards/services/runs.py": [
@@ -52,6 +54,7 @@ MODULES: dict[str, list[str]] = {
         "tests/boards/test_fencing_and_timing.py",
         "tests/boards/test_lease_edges.py",
         "tests/boards/test_attention_limits.py",
+        "tests/boards/test_complete_and_inbox.py",
         "tests/boards/test_services_mutants.py",
     ],
     "boards/services/inbox.py": [
@@ -112,6 +115,7 @@ def prepare(module: str) -> Path:
         "source_paths": [package],
         "only_mutate": [module],
         "also_copy": [name for name in COPIED if name not in (package, "tests")],
+        "pytest_add_cli_args": ["-p", "tests.mutation.plugin", "--reuse-db"],
         "pytest_add_cli_args_test_selection": tests,
     }
     pyproject = re.sub(r"(?ms)^\[tool\.mutmut\].*?(?=^\[|\Z)", "", pyproject)
@@ -158,6 +162,7 @@ def describe(work: Path, name: str, status: str, starts: dict[str, int]) -> Surv
 def mutate(module: str, workers: int) -> Score:
     work = prepare(module)
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "WEFT_TEST_REDIS_URL")}
+    env["WEFT_MUTATION_DB"] = str(work / "test-db.sqlite3")
     started = time.monotonic()
     log = work / "mutmut-run.log"
     with log.open("w") as out:
