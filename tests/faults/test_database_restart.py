@@ -52,6 +52,10 @@ def weft(pgdata) -> Iterator[str]:
 def _restart(pgdata: str) -> None:
     """`pg_ctl restart -m immediate`, then wait (bounded) until the database takes connections."""
     log = str(Path(pgdata).parent / "log")
+    # The throwaway cluster runs with synchronous_commit=off: an immediate stop could lose the
+    # last commits (this test's own tokens). A checkpoint writes them out first.
+    with psycopg.connect(_database_url(), autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
     subprocess.run(pg_ctl(pgdata, "restart", "-m", "immediate", "-w", "-t", "60", "-l", log), check=True,
                    stdout=subprocess.DEVNULL, timeout=90)  # fmt: skip
     deadline = time.monotonic() + 30
