@@ -129,7 +129,11 @@ def main() -> int:
         "SECRET_KEY": secrets.token_urlsafe(50),
     }
     subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, check=True, capture_output=True
+        [sys.executable, "manage.py", "migrate", "--noinput"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        env={**os.environ, **env},
     )
     with uvicorn_server(env) as base:
         os.environ["WEFT_BASE_URL"] = base

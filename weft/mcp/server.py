@@ -8,6 +8,7 @@ meters the call, runs the service and renders the result with its hint.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -286,6 +287,70 @@ def _with_test_token(app: ASGIApp, token: str) -> ASGIApp:
     return wrapped
 
 
+def _answering_failures(app: ASGIApp) -> ASGIApp:
+    """Failures outside a tool call (the token check meeting a lost database) keep the contract:
+    a JSON-RPC error whose data carries the code and the Wait: line, never a bare HTTP 500."""
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        started = False
+        # Starlette's error middleware answers a crash with a bare 500 and then re-raises: hold a
+        # 500 until the app returns, so that answer can be replaced by one with a code and a hint.
+
+        held: list[dict[str, Any]] = []
+
+        async def flush() -> None:
+            nonlocal started
+            started = started or bool(held)
+            while held:
+                await send(held.pop(0))
+
+        async def tracking_send(message: dict[str, Any]) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start" and message.get("status") == 500 and not started:
+                held.append(message)
+                return
+            if len(held) == 1 and message["type"] == "http.response.body" and not message.get("more_body"):
+                # The whole bare 500: wait for the exception that follows it; sent on a clean return.
+                held.append(message)
+                return
+            await flush()
+            started = True
+            await send(message)
+
+        try:
+            await app(scope, receive, tracking_send)
+            await flush()
+            return
+        except Exception as exc:
+            if started:
+                raise
+            if _is_unavailable(exc):
+                log.warning("MCP request: a service is unavailable: %r", exc)
+                error = unavailable("the cache" if isinstance(exc, REDIS_ERRORS) else "the database")
+                status = 503
+            else:
+                request_id = uuid.uuid4().hex
+                log.exception("MCP request failed unexpectedly (request %s)", request_id)
+                error, status = internal_error(request_id), 500
+            body = json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {"code": -32603, "message": error.as_text(), "data": error.as_json()},
+                }
+            ).encode()
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+            if status == 503:
+                headers.append((b"retry-after", b"5"))
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+
+    return guarded
+
+
 def mcp_asgi_app() -> ASGIApp:
     """The ASGI app for /api/mcp and /.well-known/oauth-protected-resource/api/mcp."""
     app: ASGIApp = build_server().streamable_http_app(
@@ -300,6 +365,7 @@ def mcp_asgi_app() -> ASGIApp:
     )
     if settings.WEFT_MCP_TEST_TOKEN:
         app = _with_test_token(app, settings.WEFT_MCP_TEST_TOKEN)
+    app = _answering_failures(app)
     # Browser-based MCP clients: the same origins the transport security admits.
     return CORSMiddleware(
         app,
