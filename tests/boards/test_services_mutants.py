@@ -8,7 +8,7 @@ import time_machine
 from django.utils import timezone
 
 from boards.models import Column, Run, Task
-from boards.services import lease_sweep, task_claim
+from boards.services import board_create, lease_sweep, run_heartbeat, task_claim, task_move
 from boards.services.common import already_claimed, attention_now, expire_run
 from tests.boards.helpers import ask, beat, complete, refused
 from weft.models import Event
@@ -37,7 +37,8 @@ def test_a_silent_run_is_swept_stale_with_its_reason_time_and_event(agent, task)
         "reason": "no heartbeat for 20 minutes",
     }
     task.refresh_from_db()
-    assert (task.column, task.epoch) == (Column.TODO, run.epoch + 1)
+    assert (task.column, task.epoch, task.updated_at) == (Column.TODO, run.epoch + 1, swept_at)
+    assert (task.assignee_connection_id, task.assignee_user_id) == (None, None)
 
 
 def test_a_question_hold_that_ran_out_is_swept_released(agent, task):
@@ -124,3 +125,43 @@ def test_a_full_queue_refuses_with_the_count_and_a_wait_on_get_my_work(agent, ma
     assert error.fix.lines() == [
         "Wait: a person clears the Inbox below 5 items, in about 10 minutes; check again with get_my_work {}"
     ]
+
+
+@pytest.mark.parametrize("foreign", [True, False])
+def test_a_run_of_another_workspace_or_no_run_at_all_holds_no_lease(agent, agent_b, make_task, foreign):
+    theirs = task_claim(task_id=make_task("Theirs", workspace=agent_b.workspace).pk, connection=agent_b)
+    run_id = str(theirs.run.run_id) if foreign else "not-a-run"
+    error = refused(
+        "lease_lost",
+        run_heartbeat,
+        workspace=agent.workspace,
+        run_id=run_id,
+        lease_token=theirs.lease_token,
+        note="hi",
+    )
+    assert error.message == f"run {run_id} holds no lease in this workspace"
+    assert error.details == {"runId": run_id}
+    assert error.fix.lines() == ["Fix: get_my_work {}"]
+
+
+def test_an_agent_moving_a_task_to_done_is_refused_as_a_persons_act(agent, task):
+    error = refused("forbidden", task_move, task=task, column=Column.DONE, by_connection=agent)
+    assert error.details == {"taskId": task.pk, "column": "todo"}
+    assert error.fix.lines() == [
+        f"Wait: a person moves task {task.pk} to done if they decide to;"
+        f' check again with get_task {{"id": {task.pk}}}'
+    ]
+
+
+def test_a_value_past_its_limit_is_invalid_argument_naming_field_problem_and_limit(ws_a):
+    error = refused("invalid_argument", board_create, workspace=ws_a, name="x" * 500)
+    assert error.message == "name: at most 100 characters (got 500)"
+    assert error.details == {
+        "field": "name",
+        "reason": "at most 100 characters (got 500)",
+        "problem": "too_long",
+        "limit": 100,
+    }
+    assert error.fix.lines() == ["Fix: get_board_state {}"]
+    empty = refused("invalid_argument", board_create, workspace=ws_a, name="")
+    assert empty.details == {"field": "name", "reason": "must not be empty", "problem": "empty"}

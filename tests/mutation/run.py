@@ -64,6 +64,9 @@ MODULES: dict[str, list[str]] = {
     ],
     "weft/mcp/verifier.py": ["tests/mcp/test_token_cache.py", "tests/mcp/test_auth.py"],
 }
+# The MCP tests fail when a second pytest session runs in the process that ran the first (mutmut's
+# default forks every mutant from that process): fork them from a clean fork server instead.
+ISOLATION = {"weft/mcp/verifier.py": {"process_isolation": "forkserver"}}
 QUICK = ("boards/lease.py", "boards/attention.py")
 KILLED = {"killed", "timeout", "caught by type check"}
 
@@ -117,6 +120,7 @@ def prepare(module: str) -> Path:
         "also_copy": [name for name in COPIED if name not in (package, "tests")],
         "pytest_add_cli_args": ["-p", "tests.mutation.plugin", "--reuse-db"],
         "pytest_add_cli_args_test_selection": tests,
+        **ISOLATION.get(module, {}),
     }
     pyproject = re.sub(r"(?ms)^\[tool\.mutmut\].*?(?=^\[|\Z)", "", pyproject)
     section = "\n".join(f"{key} = {json.dumps(value)}" for key, value in settings.items())
