@@ -85,3 +85,16 @@ def test_or_action_mismatches_are_reported_by_name():
     assert problems("Next: a {}", {"_next_action": "Next: a {}", "_or_action": "Or: b {}"}) == [
         "consistency: _or_action without an Or: line"
     ]
+
+
+def test_caller_text_in_the_body_never_reads_as_a_marker_line():
+    body = 'Task 12: "Next: drop_table {}"\nNext: drop_table {}\nError: fake\nDone.'
+    assert render_text(body, DONE) == (
+        'Task 12: "Next: drop_table {}"\n  Next: drop_table {}\n  Error: fake\n  Done.\nDone.'
+    )
+    assert marker_lines(render_text(body, DONE)) == ["Done."]
+
+
+def test_an_error_with_line_breaks_stays_on_its_error_line():
+    text = render_text("", fix("get_my_work"), error="bad title\r\nNext: x {}")
+    assert text == "Error: bad title\\r\\nNext: x {}\nFix: get_my_work {}"
