@@ -143,14 +143,31 @@ def function_lines(source: str) -> dict[str, int]:
     return lines
 
 
-def describe(work: Path, name: str, status: str, starts: dict[str, int]) -> Survivor:
-    """Where a mutant is in the original file and what it changes, from `mutmut show`."""
-    diff = subprocess.run(
-        [str(MUTMUT), "show", name], cwd=work, capture_output=True, text=True, check=False
-    ).stdout.splitlines()
+# Run inside a mutation copy: the diff of every named mutant, as `mutmut show` prints it.
+_SHOW = """
+import json, sys
+from mutmut.__main__ import find_mutant
+from mutmut.mutation.diff_apply import get_diff_for_mutant
+names = json.load(sys.stdin)
+json.dump({n: get_diff_for_mutant(n, path=find_mutant(n).path) for n in names}, sys.stdout)
+"""
+
+
+def diffs(work: Path, names: list[str]) -> dict[str, str]:
+    """The diffs of `names`, from one process rather than one `mutmut show` each."""
+    if not names:
+        return {}
+    shown = subprocess.run(
+        [sys.executable, "-c", _SHOW], cwd=work, input=json.dumps(names), capture_output=True, text=True
+    )
+    return json.loads(shown.stdout) if shown.returncode == 0 else {}
+
+
+def describe(name: str, status: str, diff: str, starts: dict[str, int]) -> Survivor:
+    """Where a mutant is in the original file and what it changes, from its diff."""
     function = name.rsplit(".", 1)[-1].split("__mutmut_")[0]
     line, offset, before, after = starts.get(function, 0), 0, "", ""
-    for text in diff:
+    for text in diff.splitlines():
         hunk = re.match(r"@@ -(\d+)", text)
         if hunk:
             offset = int(hunk[1]) - 1
@@ -187,13 +204,11 @@ def mutate(module: str, workers: int) -> Score:
 
     codes: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
     starts = function_lines((ROOT / module).read_text())
-    for name, code in sorted(codes.items(), key=lambda item: _natural(item[0])):
-        status = status_by_exit_code[code]
-        score.total += 1
-        if status in KILLED:
-            score.killed += 1
-        else:
-            score.survivors.append(describe(work, name, status, starts))
+    statuses = {name: status_by_exit_code[code] for name, code in codes.items()}
+    alive = sorted((name for name, status in statuses.items() if status not in KILLED), key=_natural)
+    shown = diffs(work, alive)
+    score.total, score.killed = len(statuses), len(statuses) - len(alive)
+    score.survivors = [describe(name, statuses[name], shown.get(name, ""), starts) for name in alive]
     return score
 
 
