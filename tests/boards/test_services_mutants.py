@@ -8,6 +8,7 @@ import time_machine
 from django.utils import timezone
 
 from boards.models import Column, Run, Task
+from boards.selectors import work_for_connection
 from boards.services import board_create, lease_sweep, run_heartbeat, task_claim, task_move
 from boards.services.common import already_claimed, attention_now, expire_run
 from tests.boards.helpers import ask, beat, complete, refused
@@ -122,9 +123,14 @@ def test_a_full_queue_refuses_with_the_count_and_a_wait_on_get_my_work(agent, ma
         complete(task_claim(task_id=review.pk, connection=agent))
     error = refused("attention_queue_full", task_claim, task_id=make_task("Blocked").pk, connection=agent)
     assert error.message == "5 items wait on people (oldest 0m, ~5 min of review)"
-    assert error.fix.lines() == [
+    wait_line = (
         "Wait: a person clears the Inbox below 5 items, in about 10 minutes; check again with get_my_work {}"
-    ]
+    )
+    assert error.fix.lines() == [wait_line]
+    # get_my_work says the same while the queue is full: its next action and its capacity.
+    work = work_for_connection(connection=agent)
+    assert work.hint.lines() == [wait_line]
+    assert work.capacity.hint.lines() == [wait_line]
 
 
 @pytest.mark.parametrize("foreign", [True, False])
@@ -146,6 +152,10 @@ def test_a_run_of_another_workspace_or_no_run_at_all_holds_no_lease(agent, agent
 
 def test_an_agent_moving_a_task_to_done_is_refused_as_a_persons_act(agent, task):
     error = refused("forbidden", task_move, task=task, column=Column.DONE, by_connection=agent)
+    assert error.message == (
+        f"agents move tasks only between backlog and todo; moving task {task.pk} from todo to done"
+        " is a person's act (finish with complete_task, give it back with release_task)"
+    )
     assert error.details == {"taskId": task.pk, "column": "todo"}
     assert error.fix.lines() == [
         f"Wait: a person moves task {task.pk} to done if they decide to;"
