@@ -307,7 +307,7 @@ def _answering_failures(app: ASGIApp) -> ASGIApp:
             while held:
                 await send(held.pop(0))
 
-        async def tracking_send(message: dict[str, Any]) -> None:
+        async def tracking_send(message: Any) -> None:
             nonlocal started
             if message["type"] == "http.response.start" and message.get("status") == 500 and not started:
                 held.append(message)
