@@ -33,6 +33,8 @@ BROKEN_HINT_CODES = {"invalid_argument", "not_found", "lease_lost"}
 # Calls that change nothing the audit relies on; they run at once on the real state.
 READS = {"get_my_work", "get_board_state", "get_task", "search", "report_progress"}
 Again = Callable[[], Awaitable[dict[str, Any]]]
+# The reads an invalid_argument's Fix: may name when the server cannot correct the call.
+FIX_READS = {"get_my_work", "get_board_state", "get_task"}
 
 
 def hinted_calls(text: str) -> list[tuple[str, str, dict[str, Any]]]:
@@ -102,6 +104,10 @@ async def audit(
         assert "Error: " in text_of(result)
         assert structured["_next_action"].startswith(("Fix:", "Wait:"))
         assert structured["error"]["code"]
+        if structured["error"]["code"] == "invalid_argument":
+            # The remediation is the failed call corrected, or the read that shows what is valid.
+            fixed = hints._CALL.match(structured["_next_action"].removeprefix("Fix: "))
+            assert fixed and fixed["tool"] in {tool, *FIX_READS}, (tool, structured["_next_action"])
     path = "error" if error else "success"
     AUDIT[tool].add(path)
     await follow(mcp, tool, result, path, again)
