@@ -21,7 +21,8 @@ OPTIONS = 10
 OPTION = 200
 OUTCOME = 10_000
 NEXT_STEP = 2_000
-REASON = 500
+# The run's end_reason column is 200 wide: nothing past it is kept, so nothing past it is taken.
+REASON = 200
 EVIDENCE_ITEMS = 50
 EVIDENCE_ITEM = 1_000
 ARTIFACTS = 50
@@ -86,20 +87,50 @@ def text_list(field: str, value: Any, *, items: int, item: int) -> list[str]:
         return []
     if not isinstance(value, list):
         raise LimitError(field, "must be a list of strings", problem="type")
-    if len(value) > items:
-        raise LimitError(field, f"at most {items} items (got {len(value)})", problem="too_long", limit=items)
-    return [text(f"{field}[{i}]", v, item) for i, v in enumerate(value)]
+    return [text(f"{field}[{i}]", v, item) for i, v in enumerate(at_most(field, value, items))]
 
 
-def has_nul(value: Any) -> bool:
-    """True when a JSON value holds a NUL character anywhere (keys included)."""
+def at_most(field: str, items: list[Any], limit: int) -> list[Any]:
+    """The list itself when it has at most `limit` items."""
+    if len(items) > limit:
+        raise LimitError(field, f"at most {limit} items (got {len(items)})", problem="too_long", limit=limit)
+    return items
+
+
+def nul_path(value: Any, path: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    """The path of the first string (or key) of a JSON value holding a NUL character, if any."""
     if isinstance(value, str):
-        return NUL in value
+        return path if NUL in value else None
     if isinstance(value, list):
-        return any(has_nul(v) for v in value)
+        for index, item in enumerate(value):
+            found = nul_path(item, (*path, index))
+            if found is not None:
+                return found
     if isinstance(value, dict):
-        return any(has_nul(k) or has_nul(v) for k, v in value.items())
-    return False
+        for key, item in value.items():
+            if isinstance(key, str) and NUL in key:
+                return (*path, key)
+            found = nul_path(item, (*path, key))
+            if found is not None:
+                return found
+    return None
+
+
+def without_nul(value: Any) -> Any:
+    """The same JSON value with every NUL character removed (keys included)."""
+    if isinstance(value, str):
+        return value.replace(NUL, "")
+    if isinstance(value, list):
+        return [without_nul(v) for v in value]
+    if isinstance(value, dict):
+        return {without_nul(k): without_nul(v) for k, v in value.items()}
+    return value
+
+
+def without_nul_anywhere(field: str, value: Any) -> None:
+    """Refuse a JSON value that holds a NUL character at any depth."""
+    if nul_path(value) is not None:
+        raise LimitError(field, "must not contain NUL (\\u0000) characters", problem="nul")
 
 
 def due(field: str, value: datetime | None) -> datetime | None:

@@ -12,6 +12,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from boards import limits
+
 
 class Board(models.Model):
     workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="boards")
@@ -155,8 +157,7 @@ class QuestionState(models.TextChoices):
 
 
 class Question(models.Model):
-    MAX_LENGTH = 500
-    MAX_OPTIONS = 10
+    MAX_LENGTH = limits.QUESTION
 
     workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="+")
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="questions")

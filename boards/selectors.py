@@ -44,7 +44,13 @@ from boards.results import (
     iso,
 )
 from boards.services.board import board_default
-from boards.services.common import attention_now, attention_wait, lease_token_for, limit_error, waiting_filter
+from boards.services.common import (
+    attention_now,
+    attention_wait,
+    lease_token_for,
+    waiting_filter,
+    within_limits,
+)
 from boards.services.runs import mark_approval_delivered, mark_question_delivered
 from weft.hints import DONE, Hint, next_, wait
 
@@ -243,10 +249,8 @@ def task_detail(*, workspace: Workspace, task_id: Any) -> TaskDetailResult:
 
 def search_tasks(*, workspace: Workspace, query: str, limit: int = 20) -> SearchResult:
     """Full-text search on PostgreSQL; a simple case-insensitive match on SQLite."""
-    try:
+    with within_limits():
         text = limits.text("query", query, limits.SEARCH_QUERY, required=True)
-    except limits.LimitError as error:
-        raise limit_error(error) from None
     # Only the first words count: a query of hundreds of terms costs every tenant database time.
     text = " ".join(text.split()[: limits.SEARCH_TERMS])
     limit = max(1, min(int(limit), limits.SEARCH_LIMIT))

@@ -26,7 +26,7 @@ from boards.models import (
     Task,
 )
 from boards.results import TaskResult, task_payload
-from boards.services.common import forbidden, limit_error, release_task_row
+from boards.services.common import forbidden, release_task_row, within_limits
 from weft.errors import WeftError, invalid_argument
 from weft.events import emit
 from weft.hints import DONE, Hint, fix, next_
@@ -49,10 +49,8 @@ EDITABLE_FIELDS = (
 
 
 def board_create(*, workspace: Workspace, name: str) -> Board:
-    try:
+    with within_limits():
         name = limits.text("name", name, limits.BOARD_NAME, required=True)
-    except limits.LimitError as error:
-        raise limit_error(error) from None
     return Board.objects.create(workspace=workspace, name=name)
 
 
@@ -75,10 +73,8 @@ def task_hint(task: Task) -> Hint:
 
 def _clean(field: str, value: Any) -> Any:
     """Validate one editable field to its documented limit; invalid_argument names the field."""
-    try:
+    with within_limits():
         return _checked(field, value)
-    except limits.LimitError as error:
-        raise limit_error(error) from None
 
 
 def _checked(field: str, value: Any) -> Any:
@@ -99,11 +95,9 @@ def _checked(field: str, value: Any) -> Any:
     if field == "checks":
         if not isinstance(value, list):
             raise limits.LimitError("checks", "a list of checks", problem="type")
-        if len(value) > limits.CHECKS:
-            raise limits.LimitError(
-                "checks", f"at most {limits.CHECKS} checks", problem="too_long", limit=limits.CHECKS
-            )
-        if limits.has_nul(value) or any(len(json.dumps(c)) > limits.CHECK_JSON for c in value):
+        limits.at_most("checks", value, limits.CHECKS)
+        limits.without_nul_anywhere("checks", value)
+        if any(len(json.dumps(c)) > limits.CHECK_JSON for c in value):
             raise limits.LimitError("checks", f"each check is JSON of at most {limits.CHECK_JSON} characters")
         return value
     raise limits.LimitError(field, "not a task field that can be changed here")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -208,6 +210,15 @@ def attention_full(attention: attention_rules.Attention) -> WeftError:
 
 def attention_wait(attention: attention_rules.Attention) -> Hint:
     return wait(f"{attention_rules.refusal_condition(attention)}, in about 10 minutes", "get_my_work")
+
+
+@contextmanager
+def within_limits() -> Iterator[None]:
+    """Values checked by boards.limits inside the block; one past its limit is invalid_argument."""
+    try:
+        yield
+    except LimitError as error:
+        raise limit_error(error) from None
 
 
 def limit_error(error: LimitError) -> WeftError:

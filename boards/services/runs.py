@@ -55,10 +55,10 @@ from boards.services.common import (
     fenced,
     lease_lost,
     lease_token_for,
-    limit_error,
     release_task_row,
     run_for_write,
     token_hash,
+    within_limits,
 )
 from weft.errors import WeftError, invalid_argument
 from weft.events import emit
@@ -368,11 +368,9 @@ def run_heartbeat(
 ) -> RunResult:
     """Renew the lease to now + 20 minutes and record the progress note."""
     require_active_workspace(workspace)
-    try:
+    with within_limits():
         note = limits.text("note", note, limits.NOTE)
         status = limits.text("status", status, limits.STATUS)
-    except limits.LimitError as error:
-        raise limit_error(error) from None
     with transaction.atomic():
         now = clock.db_now()
         run = run_for_write(workspace.pk, run_id)
@@ -414,13 +412,11 @@ def run_request_input(
 ) -> QuestionResult:
     """Ask a person; the question goes to the Inbox and the claim holds 60 minutes without heartbeats."""
     require_active_workspace(workspace)
-    try:
+    with within_limits():
         text = limits.text("question", question, limits.QUESTION, required=True)
         choices = limits.text_list("options", options, items=limits.OPTIONS, item=limits.OPTION)
         for index, choice in enumerate(choices):
             limits.text(f"options[{index}]", choice, limits.OPTION, required=True)
-    except limits.LimitError as error:
-        raise limit_error(error) from None
     with transaction.atomic():
         now = clock.db_now()
         run = run_for_write(workspace.pk, run_id)
@@ -529,59 +525,34 @@ def _sorted_evidence(
 ) -> tuple[dict[str, list[Any]], list[dict[str, str]]]:
     """The evidence to store and what of it was not accepted (kept, marked, sent to a person).
 
-    Limits on counts and on text are refused (invalid_argument, nothing stored); a piece that is
-    the wrong shape is kept as given, marked unverifiable with the reason: losing finished work
-    is worse than recording it unverified.
+    Limits on counts and on text raise LimitError (nothing stored); a piece that is the wrong
+    shape is kept as given, marked unverifiable with the reason: losing finished work is worse
+    than recording it unverified.
     """
     not_accepted: list[dict[str, str]] = []
-    given = _as_list(artifacts)
-    if len(given) > limits.ARTIFACTS:
-        raise limit_error(
-            limits.LimitError(
-                "artifacts",
-                f"at most {limits.ARTIFACTS} items (got {len(given)})",
-                problem="too_long",
-                limit=limits.ARTIFACTS,
-            )
-        )
-    stored_artifacts: list[Any] = []
-    for index, artifact in enumerate(given):
+    lists: dict[str, list[Any]] = {"artifacts": []}
+    for index, artifact in enumerate(limits.at_most("artifacts", _as_list(artifacts), limits.ARTIFACTS)):
         problem = _artifact_problem(artifact)
         if problem is None and len(json.dumps(artifact)) > limits.ARTIFACT_JSON:
             problem = f"larger than {limits.ARTIFACT_JSON} characters of JSON"
         if problem is None:
-            stored_artifacts.append(artifact)
+            lists["artifacts"].append(artifact)
         else:
-            stored_artifacts.append(_kept(artifact, problem, limits.ARTIFACT_JSON))
+            lists["artifacts"].append(_kept(artifact, problem, limits.ARTIFACT_JSON))
             not_accepted.append({"field": f"artifacts[{index}]", "reason": problem})
-    lists: dict[str, list[Any]] = {"artifacts": stored_artifacts}
     for name, field, value in (
         ("claims", "claims", claims),
         ("not_done", "notDone", not_done),
         ("unknowns", "unknowns", unknowns),
     ):
-        items = _as_list(value)
-        if len(items) > limits.EVIDENCE_ITEMS:
-            raise limit_error(
-                limits.LimitError(
-                    field,
-                    f"at most {limits.EVIDENCE_ITEMS} items (got {len(items)})",
-                    problem="too_long",
-                    limit=limits.EVIDENCE_ITEMS,
-                )
-            )
-        kept: list[Any] = []
-        for index, item in enumerate(items):
+        lists[name] = []
+        for index, item in enumerate(limits.at_most(field, _as_list(value), limits.EVIDENCE_ITEMS)):
             if isinstance(item, str):
-                try:
-                    kept.append(limits.text(f"{field}[{index}]", item, limits.EVIDENCE_ITEM))
-                except limits.LimitError as error:
-                    raise limit_error(error) from None
+                lists[name].append(limits.text(f"{field}[{index}]", item, limits.EVIDENCE_ITEM))
             else:
                 reason = "a statement is a string"
-                kept.append(_kept(item, reason, limits.EVIDENCE_ITEM))
+                lists[name].append(_kept(item, reason, limits.EVIDENCE_ITEM))
                 not_accepted.append({"field": f"{field}[{index}]", "reason": reason})
-        lists[name] = kept
     return lists, not_accepted
 
 
@@ -622,18 +593,13 @@ def run_complete(
     value past its documented limit refuses the call.
     """
     require_active_workspace(workspace)
-    try:
+    with within_limits():
         outcome = limits.text("outcome", outcome, limits.OUTCOME, required=True)
         next_step = limits.text("nextStep", next_step, limits.NEXT_STEP)
-    except limits.LimitError as error:
-        raise limit_error(error) from None
-    if limits.has_nul([artifacts, claims, not_done, unknowns]):
-        raise limit_error(
-            limits.LimitError("evidence", "must not contain NUL (\\u0000) characters", problem="nul")
+        limits.without_nul_anywhere("evidence", [artifacts, claims, not_done, unknowns])
+        evidence, not_accepted = _sorted_evidence(
+            artifacts=artifacts, claims=claims, not_done=not_done, unknowns=unknowns
         )
-    evidence, not_accepted = _sorted_evidence(
-        artifacts=artifacts, claims=claims, not_done=not_done, unknowns=unknowns
-    )
     with transaction.atomic():
         now = clock.db_now()
         run = run_for_write(workspace.pk, run_id)
@@ -707,10 +673,8 @@ def run_complete(
 def run_release(*, workspace: Workspace, run_id: Any, lease_token: str, reason: str) -> RunResult:
     """Give the task back on purpose: Todo, unassigned, epoch bumped (the old token is fenced off)."""
     require_active_workspace(workspace)
-    try:
+    with within_limits():
         reason = limits.text("reason", reason, limits.REASON)
-    except limits.LimitError as error:
-        raise limit_error(error) from None
     with transaction.atomic():
         now = clock.db_now()
         run = run_for_write(workspace.pk, run_id)
@@ -718,7 +682,7 @@ def run_release(*, workspace: Workspace, run_id: Any, lease_token: str, reason: 
             state=RunState.RELEASED,
             lease_token_hash="",
             ended_at=now,
-            end_reason=(reason or "released")[:200],  # end_reason is 200 wide; the event keeps it all
+            end_reason=reason or "released",
         )
         if changed != 1:
             raise lease_lost(run)

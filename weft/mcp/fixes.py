@@ -16,10 +16,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from boards.limits import nul_path, without_nul
 from weft.hints import Hint, fix, has_placeholder
 
 # The read that shows what is valid, for a call the server cannot correct.
 LEASE_TOOLS = frozenset({"report_progress", "request_input", "complete_task", "release_task"})
+# An id out of range names nothing: clamping it would only name another row, or none.
+ID_ARGUMENTS = frozenset({"id", "boardId"})
 
 
 def fallback_read(tool: str) -> Hint:
@@ -40,7 +43,7 @@ def _set(target: Any, path: Sequence[Any], value: Any) -> bool:
     return True
 
 
-def _get(target: Any, path: Sequence[Any]) -> Any:
+def value_at(target: Any, path: Sequence[Any]) -> Any:
     for key in path:
         target = target[key]
     return target
@@ -55,7 +58,7 @@ def _correct(args: dict[str, Any], error: Mapping[str, Any], required: set[str])
         return False
     top = str(loc[0])
     try:
-        current = _get(args, loc)
+        current = value_at(args, loc)
     except (KeyError, IndexError, TypeError):
         current = None
     if kind == "extra_forbidden":
@@ -65,7 +68,7 @@ def _correct(args: dict[str, Any], error: Mapping[str, Any], required: set[str])
     if kind == "too_long" and isinstance(current, list):
         return _set(args, loc, current[: int(ctx["max_length"])])
     bound = _bound(kind, ctx)
-    if bound is not None:
+    if bound is not None and top not in ID_ARGUMENTS:
         return _set(args, loc, bound)
     if top not in required and top in args:
         # An optional argument the server cannot repair: leave it to its default.
@@ -76,7 +79,7 @@ def _correct(args: dict[str, Any], error: Mapping[str, Any], required: set[str])
 
 def _drop(args: dict[str, Any], loc: Sequence[Any]) -> bool:
     try:
-        parent = _get(args, loc[:-1])
+        parent = value_at(args, loc[:-1])
         del parent[loc[-1]]
     except (KeyError, IndexError, TypeError):
         return False
@@ -124,36 +127,6 @@ def corrected_call(
         # Caller text that reads as a placeholder ("<id>") cannot stand in a hint.
         return fallback_read(tool)
     return hint
-
-
-def without_nul(value: Any) -> Any:
-    """The same JSON value with every NUL character removed (keys included)."""
-    if isinstance(value, str):
-        return value.replace("\x00", "")
-    if isinstance(value, list):
-        return [without_nul(v) for v in value]
-    if isinstance(value, dict):
-        return {without_nul(k): without_nul(v) for k, v in value.items()}
-    return value
-
-
-def nul_path(value: Any, path: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
-    """The path of the first string (or key) holding a NUL character, if any."""
-    if isinstance(value, str):
-        return path if "\x00" in value else None
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            found = nul_path(item, (*path, index))
-            if found is not None:
-                return found
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(key, str) and "\x00" in key:
-                return (*path, key)
-            found = nul_path(item, (*path, key))
-            if found is not None:
-                return found
-    return None
 
 
 def field_name(loc: Sequence[Any]) -> str:

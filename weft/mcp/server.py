@@ -32,9 +32,10 @@ from pydantic import ValidationError
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp
 
+from boards.limits import nul_path, without_nul
 from weft.errors import WeftError, internal_error, invalid_argument, unavailable
 from weft.hints import Hint, fix, render_text, wait
-from weft.mcp.fixes import corrected_call, field_name, nul_path, parse_field, without_nul
+from weft.mcp.fixes import corrected_call, field_name, parse_field, value_at
 
 MCP_PATH = "/api/mcp"
 log = logging.getLogger(__name__)
@@ -135,13 +136,18 @@ def _run_for_connection(fn: Callable[[Any], Any], connection_id: int | None) -> 
     except Exception as exc:
         # _call_metered's close_old_connections() has dropped a broken connection; the pool's
         # health check drops the ones a restart broke while idle.
-        if _is_unavailable(exc):
-            log.warning("MCP tool call: a service is unavailable: %r", exc)
-            service = "the cache" if isinstance(exc, REDIS_ERRORS) else "the database"
-            return error_result(unavailable(service))
-        request_id = uuid.uuid4().hex
-        log.exception("MCP tool call failed unexpectedly (request %s)", request_id)
-        return error_result(internal_error(request_id))
+        return error_result(failure_error(exc, "MCP tool call"))
+
+
+def failure_error(exc: Exception, where: str) -> WeftError:
+    """A failure nobody planned for, logged: unavailable for a lost database or cache, else
+    internal_error with the request id that finds the traceback."""
+    if _is_unavailable(exc):
+        log.warning("%s: a service is unavailable: %r", where, exc)
+        return unavailable("the cache" if isinstance(exc, REDIS_ERRORS) else "the database")
+    request_id = uuid.uuid4().hex
+    log.error("%s failed unexpectedly (request %s)", where, request_id, exc_info=exc)
+    return internal_error(request_id)
 
 
 async def call_as_connection(fn: Callable[[Any], Any]) -> CallToolResult:
@@ -190,9 +196,8 @@ class WeftMCPServer(MCPServer):
                         fix_hint=_fix_for(tool, arguments, errors),
                     )
                 )
-            request_id = uuid.uuid4().hex
-            log.error("MCP tool %s failed unexpectedly (request %s)", name, request_id, exc_info=cause or exc)
-            return error_result(internal_error(request_id))
+            failure = cause if isinstance(cause, Exception) else exc
+            return error_result(failure_error(failure, f"MCP tool {name}"))
         return _with_limit_fix(tool, arguments, result)
 
 
@@ -205,9 +210,7 @@ def _with_limit_fix(tool: Any, arguments: dict[str, Any], result: Any) -> Any:
         return result
     loc = parse_field(str(details.get("field", "")))
     try:
-        value: Any = arguments
-        for part in loc:
-            value = value[part]
+        value = value_at(arguments, loc)
     except (KeyError, IndexError, TypeError):
         return result
     kind = "string_too_long" if isinstance(value, str) else "too_long"
@@ -327,14 +330,8 @@ def _answering_failures(app: ASGIApp) -> ASGIApp:
         except Exception as exc:
             if started:
                 raise
-            if _is_unavailable(exc):
-                log.warning("MCP request: a service is unavailable: %r", exc)
-                error = unavailable("the cache" if isinstance(exc, REDIS_ERRORS) else "the database")
-                status = 503
-            else:
-                request_id = uuid.uuid4().hex
-                log.exception("MCP request failed unexpectedly (request %s)", request_id)
-                error, status = internal_error(request_id), 500
+            error = failure_error(exc, "MCP request")
+            status = error.http_status
             body = json.dumps(
                 {
                     "jsonrpc": "2.0",
