@@ -44,6 +44,7 @@ BOARD_SERVICE_TESTS = [
     "tests/boards/test_review_moved.py",
     "tests/boards/test_trash.py",
     "tests/boards/test_services_mutants.py",
+    "tests/boards/test_runs_mutants.py",
 ]
 # module → the tests that cover it (SQLite only; missing files are skipped).
 MODULES: dict[str, list[str]] = {
@@ -61,8 +62,13 @@ MODULES: dict[str, list[str]] = {
         *BOARD_SERVICE_TESTS,
         "tests/web/test_question_actions.py",
         "tests/web/test_views.py",
+        "tests/boards/test_inbox_mutants.py",
     ],
-    "weft/mcp/verifier.py": ["tests/mcp/test_token_cache.py", "tests/mcp/test_auth.py"],
+    "weft/mcp/verifier.py": [
+        "tests/mcp/test_token_cache.py",
+        "tests/mcp/test_auth.py",
+        "tests/mcp/test_verifier_mutants.py",
+    ],
 }
 # The MCP tests fail when a second pytest session runs in the process that ran the first (mutmut's
 # default forks every mutant from that process): fork them from a clean fork server instead.
