@@ -1,59 +1,89 @@
 """Access helpers: the only way a surface gets a tenant object.
 
 Every lookup is scoped by the caller's workspace; a foreign id and a missing id answer the
-same (Http404 on the web, `not_found` for agents).
+same: `not_found`, which the web answers with its 404 page.
 """
 
 from __future__ import annotations
 
+from django.contrib.auth.models import AnonymousUser
 from django.http import Http404
 
 from accounts.models import AgentConnection, Invitation, Seat, User, Workspace
-from weft.errors import WeftError
+from weft.errors import WeftError, not_found
 from weft.hints import wait
 
 
-def access_seat(user: User, workspace_slug: str) -> Seat:
-    """The user's seat in the workspace named by the URL; 404 when there is none."""
-    if not user.is_authenticated:
-        raise Http404("No such workspace")
-    seat = (
+class NotFound(WeftError, Http404):
+    """`not_found` that is also Django's Http404, so every web view answers it with the 404 page.
+
+    Boards' pages turn a not_found into Http404 inside `workspace_view`, but they look the seat up
+    before that, and accounts' own views have no wrapper: raised anywhere, this one still reads as
+    the same 404 a missing page gets.
+    """
+
+    def __init__(self, kind: str, ident: object, *, message: str | None = None) -> None:
+        base = not_found(kind, ident)
+        super().__init__(base.code, message or base.message, details=base.details, fix=base.fix)
+
+
+def find_seat(user: User | AnonymousUser | None, workspace_slug: str) -> Seat | None:
+    """The user's seat in the workspace named `workspace_slug`, with workspace and plan; None when
+    there is none (signed out, no such workspace, or not theirs: one answer for all three)."""
+    if user is None or not user.is_authenticated:
+        return None
+    return (
         Seat.objects.select_related("workspace", "workspace__plan")
-        .filter(user=user, workspace__slug=workspace_slug)
+        .filter(user_id=user.pk, workspace__slug=workspace_slug)
         .first()
     )
+
+
+def _no_workspace(workspace_slug: str) -> NotFound:
+    return NotFound(
+        "workspace",
+        workspace_slug,
+        message=f"workspace {workspace_slug} does not exist or you have no seat in it",
+    )
+
+
+def access_seat(user: User, workspace_slug: str) -> Seat:
+    """The user's seat in the workspace named by the URL; not_found when there is none."""
+    seat = find_seat(user, workspace_slug)
     if seat is None:
-        raise Http404("No such workspace")
+        raise _no_workspace(workspace_slug)
     return seat
 
 
 def access_managing_seat(user: User, workspace_slug: str) -> Seat:
-    """As access_seat, for owners and admins only (others get the same 404)."""
+    """As access_seat, for owners and admins only (others get the same not_found)."""
     seat = access_seat(user, workspace_slug)
     if not seat.can_manage:
-        raise Http404("No such workspace")
+        raise _no_workspace(workspace_slug)
     return seat
 
 
 def access_member_seat(seat: Seat, seat_id: int) -> Seat:
     found = Seat.objects.select_related("user").filter(workspace_id=seat.workspace_id, pk=seat_id).first()
     if found is None:
-        raise Http404("No such member")
+        raise NotFound("member", seat_id)
     return found
 
 
 def access_invitation(seat: Seat, invitation_id: int) -> Invitation:
     found = Invitation.objects.filter(workspace_id=seat.workspace_id, pk=invitation_id).first()
     if found is None:
-        raise Http404("No such invitation")
+        raise NotFound("invitation", invitation_id)
     return found
 
 
 def access_connection_for_user(user: User, connection_id: int) -> AgentConnection:
-    """A connection the user signed in; others' connections answer 404."""
+    """A connection the user signed in; others' connections answer not_found."""
     found = AgentConnection.objects.select_related("workspace").filter(user=user, pk=connection_id).first()
     if found is None:
-        raise Http404("No such connection")
+        raise NotFound(
+            "connection", connection_id, message=f"connection {connection_id} is not one you signed in"
+        )
     return found
 
 

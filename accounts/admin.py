@@ -7,8 +7,10 @@ from typing import Any
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 from django.db.models import Count, QuerySet
+from django.forms import ModelForm
 from django.http import HttpRequest
 
+from accounts import services
 from accounts.models import AgentConnection, Invitation, Plan, Seat, Usage, User, Workspace
 
 
@@ -62,13 +64,25 @@ class WorkspaceAdmin(admin.ModelAdmin):
     def seat_count(self, obj: Workspace) -> int:
         return getattr(obj, "n_seats", obj.people_count)
 
+    def save_model(
+        self, request: HttpRequest, obj: Workspace, form: ModelForm[Workspace], change: bool
+    ) -> None:
+        if change:
+            # Plan and kill switch change through the services, which log each change as an event.
+            services.workspace_set_plan(workspace=obj, plan=obj.plan, billing_period=obj.billing_period)
+            services.workspace_set_suspended(workspace=obj, suspended=obj.is_suspended)
+        super().save_model(request, obj, form, change)
+
+    def _set_suspended(self, queryset: QuerySet[Workspace], suspended: bool) -> int:
+        return sum(services.workspace_set_suspended(workspace=w, suspended=suspended) for w in queryset)
+
     @admin.action(description="Suspend: refuse every agent call")
     def suspend(self, request: HttpRequest, queryset: QuerySet[Workspace]) -> None:
-        self.message_user(request, f"{queryset.update(is_suspended=True)} workspace(s) suspended.")
+        self.message_user(request, f"{self._set_suspended(queryset, True)} workspace(s) suspended.")
 
     @admin.action(description="Lift the suspension")
     def unsuspend(self, request: HttpRequest, queryset: QuerySet[Workspace]) -> None:
-        self.message_user(request, f"{queryset.update(is_suspended=False)} workspace(s) active again.")
+        self.message_user(request, f"{self._set_suspended(queryset, False)} workspace(s) active again.")
 
 
 class UserSeatInline(admin.TabularInline):

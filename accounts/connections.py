@@ -20,6 +20,8 @@ from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application, RefreshToken
 
 from accounts.models import AgentConnection, Seat, User, Workspace
+from boards import clock
+from weft.events import emit
 
 # last_used_at is a hint for people, not an audit log: write it at most once a minute.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -31,8 +33,8 @@ def connection_authorize(*, user: User, application: Application, workspace: Wor
     Choosing another workspace for the same client ends the old connection and its tokens:
     a token must never change tenant under an agent that already holds it.
     """
-    now = timezone.now()
     with transaction.atomic():
+        now = clock.db_now()
         live = list(
             AgentConnection.objects.select_for_update().filter(
                 application=application, user=user, revoked_at=None
@@ -41,19 +43,22 @@ def connection_authorize(*, user: User, application: Application, workspace: Wor
         keep = next((c for c in live if c.workspace_id == workspace.pk), None)
         for other in live:
             if other is not keep:
-                _end(other, now)
+                _end(other, now, reason="replaced")
         if keep is not None:
             if keep.name != application.name and application.name:
                 keep.name = application.name[:255]
                 keep.save(update_fields=["name"])
+                _emit(keep, "connection.updated", fields=["name"])
             return keep
-        return AgentConnection.objects.create(
+        created = AgentConnection.objects.create(
             workspace=workspace,
             user=user,
             application=application,
             name=(application.name or "MCP client")[:255],
             created_at=now,
         )
+        _emit(created, "connection.created", userId=user.pk, name=created.name)
+        return created
 
 
 def connection_revoke(*, connection: AgentConnection) -> None:
@@ -61,13 +66,26 @@ def connection_revoke(*, connection: AgentConnection) -> None:
     with transaction.atomic():
         locked = AgentConnection.objects.select_for_update().get(pk=connection.pk)
         if locked.revoked_at is None:
-            _end(locked, timezone.now())
+            _end(locked, clock.db_now(), reason="disconnected")
     connection.refresh_from_db(fields=["revoked_at"])
 
 
-def _end(connection: AgentConnection, now: datetime) -> None:
+def _emit(connection: AgentConnection, type: str, **payload: object) -> None:
+    emit(
+        workspace_id=connection.workspace_id,
+        type=type,
+        entity_type="connection",
+        entity_id=connection.pk,
+        payload={"connectionId": connection.pk, **payload},
+    )
+
+
+def _end(connection: AgentConnection, now: datetime, *, reason: str) -> None:
+    """Revoke the connection and its tokens. `reason`: disconnected (by a person) or replaced (the
+    same client and user consented for another workspace)."""
     connection.revoked_at = now
     connection.save(update_fields=["revoked_at"])
+    _emit(connection, "connection.revoked", userId=connection.user_id, reason=reason)
     if connection.application_id is None:
         return
     pair = {"application_id": connection.application_id, "user_id": connection.user_id}
@@ -87,7 +105,11 @@ class TokenInfo:
 
 
 def connection_for_token(token: str, *, now: datetime | None = None) -> TokenInfo | None:
-    """The live connection behind a bearer token, or None (unknown, expired, revoked or unbound)."""
+    """The live connection behind a bearer token, or None (unknown, expired, revoked or unbound).
+
+    Token expiry is django-oauth-toolkit's, which issues and checks `expires` by this server's
+    clock, so this compares with the same clock (and last_used_at is a hint, not a record).
+    """
     now = now or timezone.now()
     checksum = token_checksum(token)
     access = (

@@ -29,6 +29,7 @@ from oauthlib.oauth2.rfc6749.errors import (
     InvalidRequestError,
 )
 
+from accounts.access import find_seat
 from accounts.connections import connection_authorize
 from accounts.models import Seat
 from accounts.oauth_ratelimit import rate_hit
@@ -111,11 +112,7 @@ class ConsentView(AuthorizationView):
             return self.error_response(FatalClientError(error=InvalidRedirectURIError()), application)
         if form.cleaned_data.get("allow"):
             slug = form.cleaned_data.get("workspace") or ""
-            seat = (
-                Seat.objects.select_related("workspace")
-                .filter(user=self.request.user, workspace__slug=slug)
-                .first()
-            )
+            seat = find_seat(self.request.user, slug)  # type: ignore[arg-type]
             if seat is None:
                 form.add_error("workspace", "Pick one of your workspaces.")
                 return self.form_invalid(form)

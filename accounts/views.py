@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import cast
 
 from django.contrib import messages
@@ -9,17 +10,24 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
-from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from accounts import services
-from accounts.access import access_invitation, access_managing_seat, access_member_seat, access_seat
+from accounts.access import (
+    access_invitation,
+    access_managing_seat,
+    access_member_seat,
+    access_seat,
+    find_seat,
+)
 from accounts.context_processors import LAST_WORKSPACE_KEY
 from accounts.forms import InviteForm, RoleForm, WorkspaceForm
 from accounts.models import Invitation, Seat, Usage, User, next_month_start
+from boards import clock
+from weft.errors import WeftError
 
-# How an InvitationError's reason answers on the web.
-INVITATION_STATUS = {"invalid": 404, "wrong_account": 403, "refused": 400}
+# How a refused invitation link answers on the web, by the refusal's reason (else 410 Gone).
+INVITATION_STATUS = {"invalid": 404, "wrong_account": 403}
 
 
 def _user(request: HttpRequest) -> User:
@@ -42,10 +50,15 @@ def home(request: HttpRequest) -> HttpResponse:
     """Signed out: sign in. No seat yet: create a workspace. Otherwise the last workspace used."""
     if not request.user.is_authenticated:
         return redirect("account_login")
-    seats = Seat.objects.filter(user=_user(request)).select_related("workspace")
     last = request.session.get(LAST_WORKSPACE_KEY)
-    seat = seats.filter(workspace__slug=last).first() if last else None
-    seat = seat or seats.order_by("-created_at").first()
+    seat = find_seat(_user(request), last) if last else None
+    seat = (
+        seat
+        or Seat.objects.filter(user=_user(request))
+        .select_related("workspace")
+        .order_by("-created_at")
+        .first()
+    )
     if seat is None:
         return redirect("workspace_create")
     return redirect(workspace_landing_url(seat.workspace.slug))
@@ -101,17 +114,17 @@ def workspace_leave(request: HttpRequest, slug: str) -> HttpResponse:
         return HttpResponseNotAllowed(["POST"])
     try:
         services.seat_remove(seat=seat, by=seat)
-    except services.SeatError as exc:
-        messages.error(request, str(exc))
+    except WeftError as error:
+        messages.error(request, error.message)
         return redirect("workspace_members", slug=slug)
     request.session.pop(LAST_WORKSPACE_KEY, None)
     messages.success(request, f"You left {seat.workspace.name}.")
     return redirect("home")
 
 
-def _usage_rows(seat: Seat) -> list[dict[str, object]]:
+def _usage_rows(seat: Seat, now: datetime | None = None) -> list[dict[str, object]]:
     rows = []
-    for kind, counter in services.usage_for(workspace=seat.workspace).items():
+    for kind, counter in services.usage_for(workspace=seat.workspace, now=now).items():
         used = counter["used"] or 0
         limit = counter["limit"]
         rows.append(
@@ -134,6 +147,7 @@ def workspace_plan(request: HttpRequest, slug: str) -> HttpResponse:
     plan = workspace.plan
     yearly = workspace.billing_period == workspace.BILLING_YEARLY
     per_seat = plan.seat_price_year_cents if yearly else plan.seat_price_month_cents
+    now = clock.db_now()
     context = {
         "seat": seat,
         "workspace": workspace,
@@ -143,8 +157,8 @@ def workspace_plan(request: HttpRequest, slug: str) -> HttpResponse:
         "price_month": plan.seat_price_month_cents / 100,
         "price_year": plan.seat_price_year_cents / 100,
         "total": per_seat * seats / 100,
-        "usage": _usage_rows(seat),
-        "resets_on": next_month_start(timezone.now().date()),
+        "usage": _usage_rows(seat, now),
+        "resets_on": next_month_start(now.date()),
     }
     return render(request, "accounts/plan.html", context)
 
@@ -194,8 +208,8 @@ def member_invite(request: HttpRequest, slug: str) -> HttpResponse:
             role=form.cleaned_data["role"],
             by=seat,
         )
-    except services.InvitationError as exc:
-        form.add_error("email", exc.message)
+    except WeftError as error:
+        form.add_error("email", error.message)
         return _members_page(request, seat, form, status=400)
     accept_url = request.build_absolute_uri(reverse("invite_accept", kwargs={"token": invitation.token}))
     services.invitation_send(invitation=invitation, accept_url=accept_url)
@@ -215,8 +229,10 @@ def member_role(request: HttpRequest, slug: str, seat_id: int) -> HttpResponse:
         return redirect("workspace_members", slug=slug)
     try:
         services.seat_set_role(seat=target, role=form.cleaned_data["role"], by=seat)
-    except services.SeatError as exc:
-        messages.error(request, str(exc))
+    except WeftError as error:
+        if error.code == "not_found":
+            raise
+        messages.error(request, error.message)
     else:
         messages.success(request, f"{target.user.email} is now {target.get_role_display().lower()}.")
     return redirect("workspace_members", slug=slug)
@@ -230,8 +246,8 @@ def member_remove(request: HttpRequest, slug: str, seat_id: int) -> HttpResponse
         return HttpResponseNotAllowed(["POST"])
     try:
         services.seat_remove(seat=target, by=seat)
-    except services.SeatError as exc:
-        messages.error(request, str(exc))
+    except WeftError as error:
+        messages.error(request, error.message)
         return redirect("workspace_members", slug=slug)
     if target.pk == seat.pk:
         messages.success(request, f"You left {seat.workspace.name}.")
@@ -251,9 +267,12 @@ def invitation_revoke(request: HttpRequest, slug: str, invitation_id: int) -> Ht
     return redirect("workspace_members", slug=slug)
 
 
-def _invitation_problem(request: HttpRequest, exc: services.InvitationError) -> HttpResponse:
-    status = INVITATION_STATUS.get(exc.reason, 410)
-    return render(request, "accounts/invitation_problem.html", {"problem": exc}, status=status)
+def _invitation_problem(request: HttpRequest, error: WeftError) -> HttpResponse:
+    reason = error.details["reason"]
+    context = {"reason": reason, "message": error.message}
+    return render(
+        request, "accounts/invitation_problem.html", context, status=INVITATION_STATUS.get(reason, 410)
+    )
 
 
 def invite_accept(request: HttpRequest, token: str) -> HttpResponse:
@@ -268,15 +287,15 @@ def invite_accept(request: HttpRequest, token: str) -> HttpResponse:
             return redirect(f"{reverse('account_login')}?next={request.path}")
         try:
             seat = services.invitation_accept(token=token, user=user)
-        except services.InvitationError as exc:
-            return _invitation_problem(request, exc)
+        except WeftError as error:
+            return _invitation_problem(request, error)
         _remember(request, seat.workspace.slug)
         messages.success(request, f"Welcome to {seat.workspace.name}.")
         return redirect(workspace_landing_url(seat.workspace.slug))
     try:
         invitation = services.invitation_check(token=token, user=user)
-    except services.InvitationError as exc:
-        return _invitation_problem(request, exc)
+    except WeftError as error:
+        return _invitation_problem(request, error)
     has_account = user is not None or User.objects.filter(email__iexact=invitation.email).exists()
     return render(
         request,

@@ -7,7 +7,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from accounts.models import Seat
+from accounts.access import find_seat
 from boards.push import workspace_group
 
 # Application close code: not signed in, or no seat in this workspace (same answer for both).
@@ -16,9 +16,7 @@ REFUSED = 4403
 
 @database_sync_to_async
 def _workspace_id_for(user: Any, slug: str) -> int | None:
-    if user is None or not user.is_authenticated:
-        return None
-    seat = Seat.objects.filter(user_id=user.pk, workspace__slug=slug).only("workspace_id").first()
+    seat = find_seat(user, slug)
     return seat.workspace_id if seat else None
 
 

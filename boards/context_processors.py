@@ -6,7 +6,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from accounts.models import Seat
+from accounts.access import find_seat
 from boards import selectors
 
 
@@ -14,9 +14,7 @@ def attention_nav(request: HttpRequest) -> dict[str, Any]:
     user = getattr(request, "user", None)
     match = getattr(request, "resolver_match", None)
     slug = match.kwargs.get("slug") if match else None
-    if user is None or not user.is_authenticated or not slug:
-        return {}
-    seat = Seat.objects.select_related("workspace").filter(user=user, workspace__slug=slug).first()
+    seat = find_seat(user, slug) if slug else None
     if seat is None:
         return {}
     return {

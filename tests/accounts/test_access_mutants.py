@@ -3,6 +3,7 @@ the suspended-workspace refusal, and the rows fetched with a seat."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import cast
 
 import pytest
@@ -12,19 +13,25 @@ from django.http import Http404
 from accounts.access import (
     access_connection_for_user,
     access_invitation,
+    access_managing_seat,
     access_member_seat,
     access_seat,
+    find_seat,
     require_active_workspace,
 )
 from accounts.models import AgentConnection, Seat, User
 from accounts.services import invitation_create
+from tests.accounts.helpers import refusal
 from weft.errors import WeftError
 
 
-def test_an_anonymous_visitor_is_answered_like_a_stranger(ws_a):
-    with pytest.raises(Http404) as refused:
-        access_seat(cast(User, AnonymousUser()), ws_a.slug)  # what request.user is before sign-in
-    assert str(refused.value) == "No such workspace"
+def test_an_anonymous_visitor_is_answered_like_a_stranger(carol, ws_a):
+    anonymous = cast(User, AnonymousUser())  # what request.user is before sign-in
+    assert refusal(lambda: access_seat(anonymous, ws_a.slug)) == refusal(
+        lambda: access_seat(carol, ws_a.slug)
+    )
+    assert find_seat(anonymous, ws_a.slug) is None
+    assert find_seat(None, ws_a.slug) is None
 
 
 def test_a_seat_comes_with_its_workspace_and_plan_in_one_query(alice, ws_a, django_assert_num_queries):
@@ -57,18 +64,59 @@ def test_a_suspended_workspace_refuses_with_a_wait_for_the_operators(ws_a):
     ]
 
 
-def test_each_refusal_is_a_404_that_names_only_the_kind_of_object(alice, carol, ws_a, ws_b):
-    alice_seat = Seat.objects.get(workspace=ws_a, user=alice)
-    refusals = {
-        "No such workspace": lambda: access_seat(carol, ws_a.slug),
-        "No such member": lambda: access_member_seat(alice_seat, 987654321),
-        "No such invitation": lambda: access_invitation(alice_seat, 987654321),
-        "No such connection": lambda: access_connection_for_user(carol, 987654321),
+def _refusals(alice_seat: Seat, carol: User, slug: str) -> dict[str, Callable[[], object]]:
+    return {
+        "workspace": lambda: access_seat(carol, slug),
+        "managing workspace": lambda: access_managing_seat(carol, slug),
+        "member": lambda: access_member_seat(alice_seat, 987654321),
+        "invitation": lambda: access_invitation(alice_seat, 987654321),
+        "connection": lambda: access_connection_for_user(carol, 987654321),
     }
-    for message, refuse in refusals.items():
-        with pytest.raises(Http404) as refused:
-            refuse()
-        assert str(refused.value) == message
+
+
+def test_each_refusal_is_not_found_naming_only_the_kind_and_the_id_asked(alice, carol, ws_a):
+    alice_seat = Seat.objects.get(workspace=ws_a, user=alice)
+    refusals = {name: refusal(call) for name, call in _refusals(alice_seat, carol, ws_a.slug).items()}
+    fix = ["Fix: get_board_state {}"]
+    assert refusals == {
+        "workspace": (
+            "not_found",
+            f"workspace {ws_a.slug} does not exist or you have no seat in it",
+            {"kind": "workspace", "id": ws_a.slug},
+            fix,
+        ),
+        "managing workspace": (
+            "not_found",
+            f"workspace {ws_a.slug} does not exist or you have no seat in it",
+            {"kind": "workspace", "id": ws_a.slug},
+            fix,
+        ),
+        "member": (
+            "not_found",
+            "member 987654321 does not exist in this workspace",
+            {"kind": "member", "id": "987654321"},
+            fix,
+        ),
+        "invitation": (
+            "not_found",
+            "invitation 987654321 does not exist in this workspace",
+            {"kind": "invitation", "id": "987654321"},
+            fix,
+        ),
+        "connection": (
+            "not_found",
+            "connection 987654321 is not one you signed in",
+            {"kind": "connection", "id": "987654321"},
+            fix,
+        ),
+    }
+
+
+def test_each_refusal_is_also_djangos_404_so_every_web_view_answers_it_with_the_404_page(alice, carol, ws_a):
+    alice_seat = Seat.objects.get(workspace=ws_a, user=alice)
+    for call in _refusals(alice_seat, carol, ws_a.slug).values():
+        with pytest.raises(Http404):
+            call()
 
 
 def test_the_id_asked_for_picks_the_row_not_the_first_one_in_reach(alice, bob, ws_a):
