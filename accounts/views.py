@@ -230,8 +230,6 @@ def member_role(request: HttpRequest, slug: str, seat_id: int) -> HttpResponse:
     try:
         services.seat_set_role(seat=target, role=form.cleaned_data["role"], by=seat)
     except WeftError as error:
-        if error.code == "not_found":
-            raise
         messages.error(request, error.message)
     else:
         messages.success(request, f"{target.user.email} is now {target.get_role_display().lower()}.")

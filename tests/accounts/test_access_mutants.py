@@ -25,13 +25,15 @@ from tests.accounts.helpers import refusal
 from weft.errors import WeftError
 
 
-def test_an_anonymous_visitor_is_answered_like_a_stranger(carol, ws_a):
+def test_an_anonymous_visitor_is_answered_like_a_stranger_without_a_query(
+    carol, ws_a, django_assert_num_queries
+):
     anonymous = cast(User, AnonymousUser())  # what request.user is before sign-in
-    assert refusal(lambda: access_seat(anonymous, ws_a.slug)) == refusal(
-        lambda: access_seat(carol, ws_a.slug)
-    )
-    assert find_seat(anonymous, ws_a.slug) is None
-    assert find_seat(None, ws_a.slug) is None
+    stranger = refusal(lambda: access_seat(carol, ws_a.slug))
+    with django_assert_num_queries(0):
+        assert refusal(lambda: access_seat(anonymous, ws_a.slug)) == stranger
+        assert find_seat(anonymous, ws_a.slug) is None
+        assert find_seat(None, ws_a.slug) is None
 
 
 def test_a_seat_comes_with_its_workspace_and_plan_in_one_query(alice, ws_a, django_assert_num_queries):
