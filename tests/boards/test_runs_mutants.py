@@ -1522,3 +1522,92 @@ def test_a_sweep_at_a_given_time_expires_what_ends_by_then(agent, task, frozen):
     assert lease_sweep(now=expiry) == 1
     assert run_row(claim)[-2:] == (expiry, "no heartbeat for 20 minutes")
     assert task_row(task) == (Column.TODO, 2, None, None, expiry)
+
+
+# --- what a claim reads and writes belongs to its own task and run ---------------------------
+
+
+def test_the_context_reads_the_last_run_of_this_task_not_of_another(agent, task, make_task, frozen):
+    first = task_claim(task_id=task.pk, connection=agent)
+    beat(first, "on this task")
+    release(first)
+    frozen.shift(timedelta(minutes=1))
+    other = task_claim(task_id=make_task("Other").pk, connection=agent)
+    beat(other, "on the other task")
+    release(other)
+    frozen.shift(timedelta(minutes=1))
+    assert task_claim(task_id=task.pk, connection=agent).context["lastRunNotes"] == ["on this task"]
+
+
+def test_the_last_notes_are_the_latest_by_time_not_by_row(agent, task, frozen):
+    claim = task_claim(task_id=task.pk, connection=agent)
+    frozen.shift(timedelta(minutes=10))
+    for n in range(1, 6):
+        beat(claim, f"late {n}")
+    frozen.shift(timedelta(minutes=-5))
+    beat(claim, "recorded last, timed earlier")
+    release(claim)
+    frozen.shift(timedelta(minutes=10))
+    notes = task_claim(task_id=task.pk, connection=agent).context["lastRunNotes"]
+    assert notes == ["late 1", "late 2", "late 3", "late 4", "late 5"]
+
+
+def test_rework_notes_come_from_the_last_run_only(agent, alice, make_task, frozen):
+    task = make_task("Ship the importer", review_required=True)
+    for note in ("First rework.", "Second rework."):
+        result = complete(task_claim(task_id=task.pk, connection=agent))
+        inbox_decide(item=result.inbox_item, user=alice, decision="rework", note=note)
+        frozen.shift(timedelta(minutes=1))
+    assert task_claim(task_id=task.pk, connection=agent).context["reworkNotes"] == ["Second rework."]
+
+
+def test_a_dropped_questions_note_is_not_a_rework_note(agent, alice, task):
+    claim = task_claim(task_id=task.pk, connection=agent)
+    item = ask(claim).item
+    inbox_decide(item=item, user=alice, decision="drop", note="Not needed.")
+    release(claim)
+    assert task_claim(task_id=task.pk, connection=agent).context["reworkNotes"] == []
+
+
+def test_a_resume_hands_over_no_open_question(agent, task):
+    claim = task_claim(task_id=task.pk, connection=agent)
+    ask(claim)
+    assert task_claim(task_id=task.pk, connection=agent).context["answers"] == []
+    assert Question.objects.get().delivered_at is None
+
+
+def test_a_resume_renews_only_its_own_run(agent, agent2, task, make_task, frozen):
+    other = task_claim(task_id=make_task("Other").pk, connection=agent2)
+    mine = task_claim(task_id=task.pk, connection=agent)
+    frozen.shift(timedelta(minutes=5))
+    now = timezone.now()
+    again = task_claim(task_id=task.pk, connection=agent)
+    assert (again.run.last_heartbeat_at, again.run.lease_expires_at) == (now, now + timedelta(minutes=20))
+    assert run_row(mine)[2:4] == (now, now + timedelta(minutes=20))
+    assert run_row(other)[1:4] == (
+        token_hash(other.lease_token),
+        other.run.last_heartbeat_at,
+        other.run.lease_expires_at,
+    )
+
+
+def test_marking_one_answer_delivered_leaves_the_others(agent, alice, task, frozen):
+    claim = task_claim(task_id=task.pk, connection=agent)
+    one, two = answered(claim, alice, "a"), answered(claim, alice, "b")
+    assert mark_question_delivered(one, timezone.now()) is True
+    assert Question.objects.get(pk=two.pk).delivered_at is None
+
+
+def test_marking_one_approval_delivered_leaves_the_others(agent, alice, make_task):
+    _, one = reviewed_with_step(make_task, agent, alice, step="first")
+    _, two = reviewed_with_step(make_task, agent, alice, step="second")
+    assert mark_approval_delivered(one, timezone.now()) is True
+    assert Approval.objects.get(pk=two.pk).delivered_at is None
+
+
+def test_complete_uses_up_only_its_own_approval(agent, alice, make_task):
+    task, mine = reviewed_with_step(make_task, agent, alice, step="first")
+    _, other = reviewed_with_step(make_task, agent, alice, step="second")
+    complete(task_claim(task_id=task.pk, connection=agent))
+    assert Approval.objects.get(pk=mine.pk).used_at is not None
+    assert Approval.objects.get(pk=other.pk).used_at is None
