@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.test import Client
 
 from accounts.models import Seat
@@ -58,14 +60,20 @@ def test_it_keeps_admins_off_owners(alice, bob, ws_a):
     assert (_seat(alice).role, _seat(bob).role) == (Seat.OWNER, Seat.ADMIN)
 
 
+def _shown(response: Any) -> list[str]:
+    return [str(message) for message in response.context["messages"]]
+
+
 def test_it_shows_the_last_owner_rule_on_the_page(client: Client, alice, ws_a):
     client.force_login(alice)
+    leave = "The last owner cannot leave or be removed. Make someone else an owner first."
     response = client.post(f"/w/{ws_a.slug}/leave/", follow=True)
-    assert "The last owner cannot leave" in response.content.decode()
+    assert _shown(response) == [leave]
+    assert leave in response.content.decode()
     response = client.post(f"/w/{ws_a.slug}/members/{_seat(alice).pk}/role/", {"role": "member"}, follow=True)
-    assert "The last owner cannot step down" in response.content.decode()
+    assert _shown(response) == ["The last owner cannot step down. Make someone else an owner first."]
     response = client.post(f"/w/{ws_a.slug}/members/{_seat(alice).pk}/remove/", follow=True)
-    assert "The last owner cannot leave or be removed" in response.content.decode()
+    assert _shown(response) == [leave]
     assert _seat(alice).role == Seat.OWNER
 
 

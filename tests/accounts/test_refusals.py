@@ -259,7 +259,8 @@ SEAT_CHANGES: dict[str, tuple[str, Callable[[Seat, Seat], object], Refusal]] = {
 
 
 @pytest.mark.parametrize("scenario", sorted(SEAT_CHANGES))
-def test_it_refuses_a_seat_change(scenario: str, alice, bob, ws_a):
+def test_it_refuses_a_seat_change(scenario: str, alice, bob, ws_a, ws_b):
+    """ws_b's owner is there to show only ws_a's owners count."""
     role, call, expected = SEAT_CHANGES[scenario]
     owner, other = Seat.objects.get(user=alice), _as(bob, ws_a, role)
     before = list(Seat.objects.order_by("pk").values_list("pk", "role"))
