@@ -13,6 +13,7 @@ import pytest
 import time_machine
 from django.utils import timezone
 
+from boards import clock
 from boards.models import Approval, Column, InboxItem, ProgressReport, Question, Report, Run, Task
 from boards.results import question_payload, report_payload, task_payload
 from boards.selectors import work_for_connection
@@ -976,7 +977,9 @@ def test_an_approval_is_valid_until_just_before_it_expires(agent, alice, make_ta
 
 def test_a_used_approval_does_not_start_the_task_again(agent, alice, make_task):
     task, _ = reviewed_with_step(make_task, agent, alice)
-    complete(task_claim(task_id=task.pk, connection=agent))
+    review = complete(task_claim(task_id=task.pk, connection=agent)).inbox_item
+    inbox_decide(item=review, user=alice, decision="accept")  # no next step: nothing approved
+    assert task_row(task)[0] == Column.DONE
     refused("invalid_argument", task_claim, task_id=task.pk, connection=agent)
 
 
@@ -1611,3 +1614,30 @@ def test_complete_uses_up_only_its_own_approval(agent, alice, make_task):
     complete(task_claim(task_id=task.pk, connection=agent))
     assert Approval.objects.get(pk=mine.pk).used_at is not None
     assert Approval.objects.get(pk=other.pk).used_at is None
+
+
+def test_the_context_reads_the_run_that_started_last_even_when_the_clock_went_back(agent, task, frozen):
+    frozen.shift(timedelta(minutes=10))
+    for note, back in (("started later", timedelta(minutes=-5)), ("started earlier", timedelta(minutes=20))):
+        claim = task_claim(task_id=task.pk, connection=agent)
+        beat(claim, note)
+        release(claim)
+        frozen.shift(back)
+    assert task_claim(task_id=task.pk, connection=agent).context["lastRunNotes"] == ["started later"]
+
+
+def test_every_row_of_the_claim_loop_is_stamped_with_the_database_clock(agent, make_task, monkeypatch):
+    database_now = timezone.now() + timedelta(hours=3)  # the database's clock, not the process's
+    monkeypatch.setattr(clock, "db_now", lambda: database_now)
+    claim = task_claim(task_id=make_task("Ship the importer", review_required=True).pk, connection=agent)
+    beat(claim)
+    ask(claim)
+    complete(claim)
+    question_item, review_item = InboxItem.objects.order_by("pk")
+    assert [
+        ProgressReport.objects.get().created_at,
+        Question.objects.get().created_at,
+        question_item.created_at,
+        Report.objects.get().created_at,
+        review_item.created_at,
+    ] == [database_now] * 5
