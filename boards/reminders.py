@@ -8,20 +8,20 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.core.mail import send_mass_mail
 from django.db import transaction
-from django.db.models import Q
 from django.urls import reverse
 
 from accounts.models import Seat, Workspace
-from boards import clock
-from boards.models import InboxItem, InboxKind, InboxState
+from boards import clock, queries
+from boards.models import InboxItem, InboxKind
 
 REMIND_AFTER = timedelta(minutes=20)
 
 
 def _due_items(now: datetime) -> list[InboxItem]:
-    waiting = Q(state=InboxState.OPEN) | Q(state=InboxState.SNOOZED, snoozed_until__lte=now)
     return list(
-        InboxItem.objects.filter(waiting, reminded_at__isnull=True, created_at__lte=now - REMIND_AFTER)
+        InboxItem.objects.filter(
+            queries.waiting(now), reminded_at__isnull=True, created_at__lte=now - REMIND_AFTER
+        )
         .select_related("task", "question", "workspace")
         # A total order: concurrent workers lock the items in the same order, so they queue
         # rather than deadlock when items share a creation instant.

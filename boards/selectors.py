@@ -18,7 +18,7 @@ from django.db.models import F, Prefetch, Q
 
 from accounts.models import AgentConnection, User, Workspace
 from boards import attention as attention_rules
-from boards import clock, lease, limits
+from boards import clock, lease, limits, queries
 from boards.access import access_board, access_task
 from boards.models import (
     BOARD_COLUMNS,
@@ -48,7 +48,6 @@ from boards.services.common import (
     attention_now,
     attention_wait,
     lease_token_for,
-    waiting_filter,
     within_limits,
 )
 from boards.services.runs import mark_approval_delivered, mark_question_delivered
@@ -112,7 +111,7 @@ def work_for_connection(*, connection: AgentConnection, now: datetime | None = N
         at = now or clock.db_now()
         held = list(
             Run.objects.select_related("task")
-            .filter(connection=connection, state__in=lease.LIVE_STATES, lease_expires_at__gt=at)
+            .filter(queries.held(at), connection=connection)
             .order_by("lease_expires_at", "pk")
         )
         open_questions: dict[int, list[int]] = {}
@@ -125,7 +124,7 @@ def work_for_connection(*, connection: AgentConnection, now: datetime | None = N
                 open_questions.setdefault(run_pk, []).append(question_pk)
         waiting = list(
             InboxItem.objects.select_related("task")
-            .filter(waiting_filter(at), workspace_id=workspace_id, run__connection=connection)
+            .filter(queries.waiting(at), workspace_id=workspace_id, run__connection=connection)
             .order_by("created_at", "pk")
         )
         pending = list(
@@ -180,9 +179,7 @@ def work_for_connection(*, connection: AgentConnection, now: datetime | None = N
 
 
 def _live_runs(tasks: list[Task], now: datetime) -> dict[int, Run]:
-    runs = Run.objects.select_related("connection", "user").filter(
-        task__in=tasks, state__in=lease.LIVE_STATES, lease_expires_at__gt=now
-    )
+    runs = Run.objects.select_related("connection", "user").filter(queries.held(now), task__in=tasks)
     return {run.task_id: run for run in runs}
 
 
@@ -198,9 +195,9 @@ def board_state(*, workspace: Workspace, board_id: Any = None) -> BoardStateResu
     holders = _live_runs(doing, now) if doing else {}
     in_review = (
         set(
-            InboxItem.objects.filter(
-                task__in=doing, kind=InboxKind.REVIEW, state__in=(InboxState.OPEN, InboxState.SNOOZED)
-            ).values_list("task_id", flat=True)
+            InboxItem.objects.filter(queries.undecided(), task__in=doing, kind=InboxKind.REVIEW).values_list(
+                "task_id", flat=True
+            )
         )
         if doing
         else set()
@@ -289,7 +286,7 @@ def inbox_for_user(*, workspace: Workspace, user: User, now: datetime | None = N
     at = now or clock.db_now()
     items = list(
         InboxItem.objects.select_related("task", "report", "question", "question__run", "run")
-        .filter(workspace=workspace, state__in=(InboxState.OPEN, InboxState.SNOOZED))
+        .filter(queries.undecided(), workspace=workspace)
         .order_by("created_at", "pk")
     )
     open_items = [i for i in items if attention_rules.counts(i.state, i.snoozed_until, at)]

@@ -16,7 +16,6 @@ from django.db.models import (
     FilteredRelation,
     Min,
     OuterRef,
-    Q,
     QuerySet,
     Subquery,
     Sum,
@@ -27,9 +26,9 @@ from django.utils.crypto import salted_hmac
 
 from accounts.models import Seat, Workspace
 from boards import attention as attention_rules
-from boards import lease
+from boards import lease, queries
 from boards.limits import LimitError
-from boards.models import Column, InboxState, Run, Task
+from boards.models import Column, Run, Task
 from boards.results import holder_name, iso
 from weft.errors import WeftError
 from weft.events import emit
@@ -63,10 +62,9 @@ def fenced(*, run: Run, lease_token: str, now: datetime) -> QuerySet[Run]:
     """
     task_epoch = Task.objects.filter(pk=OuterRef("task_id")).values("epoch")[:1]
     return Run.objects.filter(
+        queries.held(now),
         pk=run.pk,
         lease_token_hash=token_hash(lease_token or ""),
-        state__in=lease.LIVE_STATES,
-        lease_expires_at__gt=now,
         epoch=Subquery(task_epoch),
     )
 
@@ -150,17 +148,6 @@ def release_task_row(task_id: int, now: datetime) -> None:
     )
 
 
-def waiting_filter(now: datetime, via: str = "") -> Q:
-    """Inbox items that wait on people: open, or snoozed past their snooze (mirrors attention.counts).
-
-    `via` names the relation when filtering from another model (e.g. "inbox" from a workspace).
-    """
-    at = f"{via}__" if via else ""
-    return Q(**{f"{at}state": InboxState.OPEN}) | Q(
-        **{f"{at}state": InboxState.SNOOZED, f"{at}snoozed_until__lte": now}
-    )
-
-
 def attention_now(workspace_id: int, now: datetime) -> attention_rules.Attention:
     """The workspace's attention state in one query: the waiting items' count, minutes and oldest
     creation time, and the number of seats (which sets the item limit).
@@ -179,7 +166,7 @@ def attention_now(workspace_id: int, now: datetime) -> attention_rules.Attention
     )
     row = (
         Workspace.objects.filter(pk=workspace_id)
-        .annotate(waiting=FilteredRelation("inbox", condition=waiting_filter(now, via="inbox")))
+        .annotate(waiting=FilteredRelation("inbox", condition=queries.waiting(now, via="inbox")))
         .values("pk")
         .annotate(
             n=Count("waiting__id"),
