@@ -263,8 +263,9 @@ def test_a_snoozed_review_is_decided_later_with_its_snooze_kept(agent, alice, ma
     item = reviewed(make_task, agent)
     until = inbox_decide(item=item, user=alice, decision="later").item.snoozed_until
     frozen.shift(timedelta(hours=1))
-    inbox_decide(item=item, user=alice, decision="drop")
+    result = inbox_decide(item=item, user=alice, decision="drop")
     assert item_row(item) == ("decided", "drop", "", until, alice.pk, timezone.now())
+    assert result.hint == DONE
 
 
 # inbox_decide: a question
@@ -302,6 +303,15 @@ def test_dropping_a_question_cancels_it_and_leaves_the_task_in_doing(agent, bob,
     saved = Task.objects.get()
     assert (saved.column, saved.updated_at) == (Column.DOING, updated_at)
     assert events() == decided(item, "drop", Column.DOING)
+
+
+def test_dropping_an_item_whose_question_is_no_longer_open_keeps_the_question_as_it_was(agent, alice, task):
+    _, item = asking(task, agent)
+    Question.objects.update(state="answered", answer="Postgres")
+    result = inbox_decide(item=item, user=alice, decision="drop")
+    assert (Question.objects.get().state, Question.objects.get().answer) == ("answered", "Postgres")
+    assert item_row(item)[:2] == ("decided", "drop")
+    assert result.question is not None
 
 
 def test_dropping_one_question_leaves_the_others_open(agent, agent2, alice, task, make_task):
@@ -384,6 +394,7 @@ def test_closing_a_question_resumes_only_its_own_run(agent, agent2, alice, task,
     _, item = asking(task, agent)
     _, other = asking(make_task("Another"), agent2)
     close(how, item, alice)
+    assert Run.objects.get(pk=item.run_id).state == "active"
     assert Run.objects.get(pk=other.run_id).state == "waiting_input"
 
 
@@ -455,5 +466,20 @@ def test_a_question_no_longer_open_behind_an_undecided_item_is_refused_and_the_i
     error = refused("already_decided", question_answer, question=question, user=alice, answer="SQLite")
     assert error.message == f"question {question.pk} is no longer open"
     assert item_row(item) == ("open", "", "", None, None, None)
+    assert Run.objects.get().state == "waiting_input"
+    assert not Event.objects.filter(type="question.answered").exists()
+
+
+def test_an_open_question_behind_a_decided_item_is_refused_and_both_kept(agent, alice, bob, task, frozen):
+    _, item = asking(task, agent)
+    question = Question.objects.get()
+    InboxItem.objects.filter(pk=item.pk).update(state="decided", decision="drop", decided_by=bob)
+    before = item_row(item)
+    frozen.shift(timedelta(minutes=1))
+    error = refused("already_decided", question_answer, question=question, user=alice, answer="SQLite")
+    assert error.message == f"question {question.pk} is no longer open"
+    assert error.details == {"questionId": question.pk}
+    assert item_row(item) == before
+    assert (Question.objects.get().state, Question.objects.get().answer) == ("open", "")
     assert Run.objects.get().state == "waiting_input"
     assert not Event.objects.filter(type="question.answered").exists()
