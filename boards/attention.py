@@ -1,13 +1,13 @@
 """Attention limits (admission control): pure values in, pure values out.
 
-What waits on people is the open review items plus open questions, snoozed ones excluded.
+What waits on people (open reviews and questions, snoozed ones only once their snooze has
+passed) is counted by the database (`boards.queries.waiting`); these rules take that count.
 A workspace is full at 5 items with one person, 10 with two or more, or 45 estimated minutes,
 whichever comes first. Starting a step a person already approved is exempt.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -26,17 +26,6 @@ ALLOWED_CALLS = (
     "release_task",
 )
 
-OPEN = "open"
-SNOOZED = "snoozed"
-
-
-@dataclass(frozen=True)
-class WaitingItem:
-    created_at: datetime
-    estimated_minutes: int
-    state: str = OPEN
-    snoozed_until: datetime | None = None
-
 
 @dataclass(frozen=True)
 class Attention:
@@ -54,13 +43,6 @@ def item_limit(people: int) -> int:
     return TEAM_LIMIT if people >= 2 else SOLO_LIMIT
 
 
-def counts(state: str, snoozed_until: datetime | None, now: datetime) -> bool:
-    """An item waits on people when open, or snoozed past its snooze (it is back)."""
-    if state == OPEN:
-        return True
-    return state == SNOOZED and snoozed_until is not None and snoozed_until <= now
-
-
 def assess(
     *, waiting: int, minutes: int, oldest_at: datetime | None, people: int, now: datetime
 ) -> Attention:
@@ -69,17 +51,6 @@ def assess(
     reason = "items" if waiting >= limit else "minutes" if minutes >= MINUTE_LIMIT else ""
     oldest_age = max(now - oldest_at, timedelta(0)) if oldest_at is not None else None
     return Attention(waiting, limit, minutes, MINUTE_LIMIT, oldest_age, bool(reason), reason)
-
-
-def assess_items(items: Iterable[WaitingItem], *, people: int, now: datetime) -> Attention:
-    waiting = [i for i in items if counts(i.state, i.snoozed_until, now)]
-    return assess(
-        waiting=len(waiting),
-        minutes=sum(i.estimated_minutes for i in waiting),
-        oldest_at=min((i.created_at for i in waiting), default=None),
-        people=people,
-        now=now,
-    )
 
 
 def admits(attention: Attention, *, approved_step: bool) -> bool:

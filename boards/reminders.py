@@ -29,7 +29,7 @@ def _due_items(now: datetime) -> list[InboxItem]:
     )
 
 
-def _claim(item: InboxItem, now: datetime) -> bool:
+def _mark_reminded(item: InboxItem, now: datetime) -> bool:
     """Mark the item reminded; True only for the one caller whose update changed the row.
 
     Two timers running at once (beat and a manual run, or two workers) both find the item,
@@ -74,14 +74,14 @@ def _messages(workspace: Workspace, items: list[InboxItem], now: datetime) -> li
 def inbox_remind(*, now: datetime | None = None) -> int:
     """Email each workspace's people about Inbox items open 20 minutes or more; returns items reminded."""
     now = now or clock.db_now()
-    claimed: dict[int, list[InboxItem]] = defaultdict(list)
+    reminded: dict[int, list[InboxItem]] = defaultdict(list)
     with transaction.atomic():
         for item in _due_items(now):
-            if _claim(item, now):
-                claimed[item.workspace_id].append(item)
+            if _mark_reminded(item, now):
+                reminded[item.workspace_id].append(item)
     messages = []
-    for items in claimed.values():
+    for items in reminded.values():
         messages.extend(_messages(items[0].workspace, items, now))
     if messages:
         send_mass_mail(messages, fail_silently=False)
-    return sum(len(items) for items in claimed.values())
+    return sum(len(items) for items in reminded.values())

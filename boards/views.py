@@ -17,10 +17,10 @@ from django_htmx.middleware import HtmxDetails
 
 from accounts.access import access_seat
 from accounts.models import Seat, User
-from boards import clock, pages, services
+from boards import clock, selectors, services
 from boards.access import access_board, access_inbox_item, access_question, access_task
 from boards.forms import AnswerForm, BoardFilterForm, DecideForm, MoveForm, TaskCreateForm, TaskForm
-from boards.models import BOARD_COLUMNS, Board, Column, InboxKind
+from boards.models import BOARD_COLUMNS, Column, InboxKind
 from weft.errors import WeftError
 
 View = Callable[..., HttpResponse]
@@ -85,34 +85,31 @@ def _error(request: HttpRequest, error: WeftError) -> None:
     messages.error(request, error.message[:1].upper() + error.message[1:])
 
 
-def _current_board(seat: Seat, request: HttpRequest) -> Board:
-    board_id = request.GET.get("board") or request.POST.get("board")
-    if board_id:
-        return access_board(seat.workspace, board_id)
-    return services.board_default(workspace=seat.workspace)
+def _board_id(request: HttpRequest) -> str | None:
+    return request.GET.get("board") or request.POST.get("board") or None
 
 
 @workspace_view
 @require_GET
 def board(request: SeatRequest, seat: Seat) -> HttpResponse:
-    current = _current_board(seat, request)
+    current = selectors.board_for_read(seat.workspace, _board_id(request))
     form = BoardFilterForm(request.GET)
-    filters = pages.BoardFilter()
+    filters = selectors.BoardFilter()
     if form.is_valid():
         data = form.cleaned_data
-        filters = pages.BoardFilter(
+        filters = selectors.BoardFilter(
             query=data["q"].strip(),
             priority=data["priority"],
             review_only=data["review"],
             held_only=data["held"],
         )
-    columns = pages.board_columns(
+    columns = selectors.board_columns(
         workspace=seat.workspace, board=current, filters=filters, now=clock.db_now()
     )
     context = {
         **_nav(seat),
         "board": current,
-        "boards": Board.objects.filter(workspace=seat.workspace).order_by("created_at"),
+        "boards": selectors.boards_of(seat.workspace),
         "columns": columns,
         "filter_form": form,
         "filters": filters,
@@ -128,8 +125,8 @@ def board(request: SeatRequest, seat: Seat) -> HttpResponse:
 def trash(request: SeatRequest, seat: Seat) -> HttpResponse:
     context = {
         **_nav(seat),
-        "trashed": pages.trashed_tasks(workspace=seat.workspace),
-        "dropped": pages.dropped_tasks(workspace=seat.workspace),
+        "trashed": selectors.trashed_tasks(workspace=seat.workspace),
+        "dropped": selectors.dropped_tasks(workspace=seat.workspace),
     }
     return render(request, "boards/trash.html", context)
 
@@ -137,7 +134,8 @@ def trash(request: SeatRequest, seat: Seat) -> HttpResponse:
 @workspace_view
 @require_POST
 def task_create(request: SeatRequest, seat: Seat) -> HttpResponse:
-    current = _current_board(seat, request)
+    board_id = _board_id(request)
+    current = access_board(seat.workspace, board_id) if board_id is not None else None
     form = TaskCreateForm(request.POST)
     if not form.is_valid():
         messages.error(request, "The task was not created: " + _form_errors(form))
@@ -164,15 +162,16 @@ def _form_errors(form: Any) -> str:
 @require_GET
 def task(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse:
     found = access_task(seat.workspace, task_id)
+    now = clock.db_now()
     initial = {name: getattr(found, name) for name in TaskForm.base_fields}
     context = {
         **_nav(seat),
         "task": found,
-        "runs": pages.run_timeline(task=found),
-        "history": pages.task_history(task=found),
+        "runs": selectors.run_timeline(task=found, now=now),
+        "history": selectors.task_history(task=found),
         "edit_form": TaskForm(initial=initial),
         "move_choices": MoveForm.base_fields["column"].choices,  # type: ignore[attr-defined]
-        "now": clock.db_now(),
+        "now": now,
     }
     return render(request, "boards/task.html", context)
 
@@ -252,8 +251,13 @@ def task_restore(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse
 @workspace_view
 @require_GET
 def inbox(request: SeatRequest, seat: Seat) -> HttpResponse:
-    waiting, snoozed = pages.inbox_entries(workspace=seat.workspace, now=clock.db_now())
-    context = {**_nav(seat), "entries": waiting, "snoozed": snoozed, "InboxKind": InboxKind}
+    found = selectors.inbox_for_user(workspace=seat.workspace, user=request.user)
+    context = {
+        **_nav(seat),
+        "entries": selectors.inbox_entries(found),
+        "snoozed": found.snoozed,
+        "InboxKind": InboxKind,
+    }
     return render(request, "boards/inbox.html", context)
 
 

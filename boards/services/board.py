@@ -25,7 +25,8 @@ from boards.models import (
     RunState,
     Task,
 )
-from boards.results import TaskResult, task_payload
+from boards.payloads import task_payload
+from boards.results import TaskResult
 from boards.services.common import forbidden, release_task_row, within_limits
 from weft.errors import WeftError, invalid_argument
 from weft.events import emit

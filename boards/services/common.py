@@ -29,7 +29,7 @@ from boards import attention as attention_rules
 from boards import lease, queries
 from boards.limits import LimitError
 from boards.models import Column, Run, Task
-from boards.results import holder_name, iso
+from boards.payloads import holder_name, iso
 from weft.errors import WeftError
 from weft.events import emit
 from weft.hints import Hint, fix, wait

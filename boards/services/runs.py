@@ -44,7 +44,8 @@ from boards.models import (
     RunState,
     Task,
 )
-from boards.results import ClaimResult, CompleteResult, QuestionResult, RunResult, iso, question_payload
+from boards.payloads import iso, question_payload
+from boards.results import ClaimResult, CompleteResult, QuestionResult, RunResult
 from boards.services.common import (
     CLAIMABLE_COLUMNS,
     QUESTION_MINUTES,

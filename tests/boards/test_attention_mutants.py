@@ -3,14 +3,15 @@
 from datetime import UTC, datetime, timedelta
 
 from boards import attention
-from boards.attention import WaitingItem
+from tests.boards import attention_model as model
+from tests.boards.attention_model import WaitingItem
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 
 
 def test_the_refusal_payload_carries_every_field_an_agent_needs():
     items = [WaitingItem(NOW - timedelta(minutes=90), 3)] + [WaitingItem(NOW, 2)] * 4
-    full = attention.assess_items(items, people=1, now=NOW)
+    full = model.assess_items(items, people=1, now=NOW)
     assert attention.refusal_details(full) == {
         "size": 5,
         "limit": 5,
@@ -40,7 +41,7 @@ def test_a_refusal_on_minutes_alone_names_the_45_minute_limit():
 
 
 def test_the_refusal_message_says_item_for_one_and_items_for_two():
-    one = attention.assess_items([WaitingItem(NOW - timedelta(minutes=9), 50)], people=1, now=NOW)
+    one = model.assess_items([WaitingItem(NOW - timedelta(minutes=9), 50)], people=1, now=NOW)
     assert attention.refusal_message(one) == "1 item waits on people (oldest 9m, ~50 min of review)"
-    two = attention.assess_items([WaitingItem(NOW, 25)] * 2, people=1, now=NOW)
+    two = model.assess_items([WaitingItem(NOW, 25)] * 2, people=1, now=NOW)
     assert attention.refusal_message(two) == "2 items wait on people (oldest 0m, ~50 min of review)"

@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from boards import attention
-from boards.attention import WaitingItem
+from tests.boards import attention_model as model
+from tests.boards.attention_model import WaitingItem
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 
@@ -18,34 +19,34 @@ def items(n, minutes=1, age=timedelta(minutes=5)):
 
 @pytest.mark.parametrize(("people", "below", "at"), [(1, 4, 5), (2, 9, 10), (7, 9, 10)])
 def test_the_item_limit_trips_exactly_at_its_edge(people, below, at):
-    assert not attention.assess_items(items(below), people=people, now=NOW).full
-    full = attention.assess_items(items(at), people=people, now=NOW)
+    assert not model.assess_items(items(below), people=people, now=NOW).full
+    full = model.assess_items(items(at), people=people, now=NOW)
     assert full.full and full.reason == "items" and full.limit == at
 
 
 def test_the_minute_limit_trips_at_45():
-    assert not attention.assess_items([WaitingItem(NOW, 44)], people=1, now=NOW).full
-    full = attention.assess_items([WaitingItem(NOW, 45)], people=1, now=NOW)
+    assert not model.assess_items([WaitingItem(NOW, 44)], people=1, now=NOW).full
+    full = model.assess_items([WaitingItem(NOW, 45)], people=1, now=NOW)
     assert full.full and full.reason == "minutes"
 
 
 def test_snoozed_items_do_not_count_until_their_snooze_ends():
     snoozed = [WaitingItem(NOW, 1, "snoozed", NOW + timedelta(hours=1)) for _ in range(5)]
-    assert attention.assess_items(snoozed, people=1, now=NOW).waiting == 0
-    back = attention.assess_items(snoozed, people=1, now=NOW + timedelta(hours=1))
+    assert model.assess_items(snoozed, people=1, now=NOW).waiting == 0
+    back = model.assess_items(snoozed, people=1, now=NOW + timedelta(hours=1))
     assert back.waiting == 5 and back.full
-    assert not attention.counts("decided", None, NOW)
-    assert not attention.counts("snoozed", None, NOW)
+    assert not model.counts("decided", None, NOW)
+    assert not model.counts("snoozed", None, NOW)
 
 
 def test_an_approved_step_is_admitted_even_when_full():
-    full = attention.assess_items(items(5), people=1, now=NOW)
+    full = model.assess_items(items(5), people=1, now=NOW)
     assert not attention.admits(full, approved_step=False)
     assert attention.admits(full, approved_step=True)
 
 
 def test_the_refusal_carries_size_age_minutes_and_allowed_calls():
-    full = attention.assess_items(
+    full = model.assess_items(
         [WaitingItem(NOW - timedelta(hours=2, minutes=14), 6), *items(9, minutes=5)], people=3, now=NOW
     )
     details = attention.refusal_details(full)
@@ -76,8 +77,8 @@ ITEM = st.builds(
 
 @given(st.lists(ITEM, max_size=25), st.integers(1, 12))
 def test_full_is_exactly_the_limits(batch, people):
-    result = attention.assess_items(batch, people=people, now=NOW)
-    counted = [i for i in batch if attention.counts(i.state, i.snoozed_until, NOW)]
+    result = model.assess_items(batch, people=people, now=NOW)
+    counted = [i for i in batch if model.counts(i.state, i.snoozed_until, NOW)]
     assert result.waiting == len(counted)
     assert result.minutes == sum(i.estimated_minutes for i in counted)
     limit = 5 if people == 1 else 10

@@ -1,0 +1,58 @@
+"""Board reads, by subject, for every surface (web pages, MCP tools and the REST API alike).
+
+work: an agent's own work (get_my_work) · board: columns, board state, trash · tasks: one task,
+its run timeline and history, search · inbox: the Inbox and the attention meter.
+"""
+
+from boards.selectors.board import (
+    BoardColumn,
+    BoardFilter,
+    Card,
+    board_columns,
+    board_for_read,
+    board_state,
+    boards_of,
+    dropped_tasks,
+    holding_runs,
+    trashed_tasks,
+)
+from boards.selectors.inbox import InboxEntry, attention_status, inbox_entries, inbox_for_user
+from boards.selectors.tasks import (
+    Entry,
+    RunView,
+    report_data,
+    run_timeline,
+    safe_href,
+    search_tasks,
+    task_detail,
+    task_history,
+    task_runs,
+)
+from boards.selectors.work import work_for_connection
+
+__all__ = [
+    "BoardColumn",
+    "BoardFilter",
+    "Card",
+    "Entry",
+    "InboxEntry",
+    "RunView",
+    "attention_status",
+    "board_columns",
+    "board_for_read",
+    "board_state",
+    "boards_of",
+    "dropped_tasks",
+    "holding_runs",
+    "inbox_entries",
+    "inbox_for_user",
+    "report_data",
+    "run_timeline",
+    "safe_href",
+    "search_tasks",
+    "task_detail",
+    "task_history",
+    "task_runs",
+    "trashed_tasks",
+    "work_for_connection",
+]

@@ -1,0 +1,164 @@
+"""The board: which board a page or tool reads, its columns with their cards (who holds what,
+what waits in the Inbox), the board state agents read, and the trash.
+
+Reads only: a workspace with no board yet reads as an empty board, and the first write that
+needs one (`task_create`) creates it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Prefetch, Q, QuerySet
+
+from accounts.models import Workspace
+from boards import clock, queries
+from boards.access import access_board
+from boards.models import BOARD_COLUMNS, Board, Column, InboxItem, InboxKind, Run, Task
+from boards.payloads import holder_name
+from boards.results import BoardStateResult
+from weft.hints import next_
+
+# A card's lease shows as running low below this much time left.
+LEASE_LOW = timedelta(minutes=5)
+
+
+@dataclass
+class Card:
+    task: Task
+    holder: str = ""
+    lease_left: timedelta | None = None
+    heartbeat_age: timedelta | None = None
+    last_note: str = ""
+    waiting_on: str = ""
+    overdue: bool = False
+
+    @property
+    def lease_low(self) -> bool:
+        return self.lease_left is not None and self.lease_left < LEASE_LOW
+
+
+@dataclass
+class BoardColumn:
+    value: str
+    label: str
+    cards: list[Card] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class BoardFilter:
+    query: str = ""
+    priority: int | None = None
+    review_only: bool = False
+    held_only: bool = False
+
+    @property
+    def active(self) -> bool:
+        return bool(self.query or self.priority is not None or self.review_only or self.held_only)
+
+
+def board_for_read(workspace: Workspace, board_id: Any = None) -> Board | None:
+    """The board a read names, else the workspace's first board; None while it has none."""
+    if board_id is not None:
+        return access_board(workspace, board_id)
+    return Board.objects.filter(workspace=workspace).order_by("pk").first()
+
+
+def boards_of(workspace: Workspace) -> QuerySet[Board]:
+    return Board.objects.filter(workspace=workspace).order_by("created_at")
+
+
+def holding_runs(now: datetime) -> QuerySet[Run]:
+    """The runs that hold their task at `now`, with who holds them."""
+    return Run.objects.filter(queries.held(now)).select_related("connection", "user")
+
+
+def _card(task: Task, now: datetime, waiting: dict[int, str]) -> Card:
+    card = Card(task=task, waiting_on=waiting.get(task.pk, ""))
+    card.overdue = bool(task.due_at and task.due_at < now and task.column != Column.DONE)
+    runs: list[Run] = getattr(task, "holding_runs", [])
+    if runs:
+        run = runs[0]
+        card.holder = holder_name(run)
+        card.lease_left = max(run.lease_expires_at - now, timedelta(0))
+        card.heartbeat_age = max(now - run.last_heartbeat_at, timedelta(0))
+    return card
+
+
+def _filtered(tasks: QuerySet[Task], filters: BoardFilter, now: datetime) -> QuerySet[Task]:
+    if filters.query:
+        needle = filters.query.strip()
+        match = Q(title__icontains=needle) | Q(description__icontains=needle)
+        if needle.lstrip("#").isdigit():
+            match |= Q(pk=int(needle.lstrip("#")))
+        tasks = tasks.filter(match)
+    if filters.priority is not None:
+        tasks = tasks.filter(priority=filters.priority)
+    if filters.review_only:
+        tasks = tasks.filter(review_required=True)
+    if filters.held_only:
+        tasks = tasks.filter(queries.held(now, via="runs")).distinct()
+    return tasks
+
+
+def board_columns(
+    *, workspace: Workspace, board: Board | None, filters: BoardFilter, now: datetime
+) -> list[BoardColumn]:
+    """The four board columns with their cards, filtered, in position order."""
+    columns: dict[str, BoardColumn] = {
+        str(value): BoardColumn(value=str(value), label=Column(value).label) for value in BOARD_COLUMNS
+    }
+    if board is None:
+        return list(columns.values())
+    tasks = _filtered(
+        Task.objects.filter(workspace=workspace, board=board, column__in=BOARD_COLUMNS), filters, now
+    )
+    tasks = tasks.prefetch_related(Prefetch("runs", queryset=holding_runs(now), to_attr="holding_runs"))
+    tasks = tasks.order_by("position", "-priority", "created_at")
+    waiting = {
+        item.task_id: item.get_kind_display()
+        for item in InboxItem.objects.filter(queries.waiting(now), workspace=workspace).only(
+            "task_id", "kind"
+        )
+    }
+    for task in tasks:
+        columns[task.column].cards.append(_card(task, now, waiting))
+    return list(columns.values())
+
+
+def board_state(*, workspace: Workspace, board_id: Any = None) -> BoardStateResult:
+    """The board's four columns with who holds what (expired leases are not held)."""
+    now = clock.db_now()
+    board = board_for_read(workspace, board_id)
+    columns: dict[str, list[Task]] = {str(c): [] for c in BOARD_COLUMNS}
+    if board is not None:
+        for task in Task.objects.filter(board=board, column__in=BOARD_COLUMNS).order_by("position", "pk"):
+            columns[task.column].append(task)
+    doing = columns[Column.DOING]
+    holders = {run.task_id: run for run in holding_runs(now).filter(task__in=doing)} if doing else {}
+    in_review = (
+        set(
+            InboxItem.objects.filter(queries.undecided(), task__in=doing, kind=InboxKind.REVIEW).values_list(
+                "task_id", flat=True
+            )
+        )
+        if doing
+        else set()
+    )
+    return BoardStateResult(
+        board=board, columns=columns, holders=holders, in_review=in_review, hint=next_("get_my_work")
+    )
+
+
+def trashed_tasks(*, workspace: Workspace) -> QuerySet[Task]:
+    return (
+        Task.objects.filter(workspace=workspace, column=Column.TRASH)
+        .select_related("board")
+        .order_by("-trashed_at")
+    )
+
+
+def dropped_tasks(*, workspace: Workspace) -> QuerySet[Task]:
+    return Task.objects.filter(workspace=workspace, column=Column.DROPPED).order_by("-updated_at")

@@ -1,0 +1,149 @@
+"""An agent's own work: work_for_connection (get_my_work).
+
+An expired lease is expired here too: a run counts as held only while `lease_expires_at > now`
+(`queries.held`), whether or not the sweep has run. `work_for_connection` also hands over
+answers and approvals, which is a write (delivered exactly once), so it runs in one
+transaction and locks what it delivers (SKIP LOCKED on PostgreSQL; SQLite serialises writers).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db import connection as db_connection
+from django.db import transaction
+from django.db.models import F
+
+from accounts.models import AgentConnection
+from boards import attention as attention_rules
+from boards import clock, queries
+from boards.models import Approval, Column, InboxItem, Question, QuestionState, Run, RunState, Task
+from boards.payloads import iso
+from boards.results import AttentionStatus, WorkResult
+from boards.services.common import attention_now, attention_wait, lease_token_for
+from boards.services.runs import mark_approval_delivered, mark_question_delivered
+from weft.hints import DONE, Hint, next_, wait
+
+DUE_SOON = timedelta(hours=24)
+OPEN_COLUMNS = (Column.BACKLOG, Column.TODO, Column.DOING)
+
+
+def _best_next(workspace_id: int) -> Task | None:
+    """The task to start next: highest priority, soonest due, then board order."""
+    return (
+        Task.objects.filter(workspace_id=workspace_id, column=Column.TODO)
+        .order_by("-priority", F("due_at").asc(nulls_last=True), "position", "pk")
+        .first()
+    )
+
+
+def _work_hint(
+    *,
+    held: list[Run],
+    open_questions: dict[int, list[int]],
+    approvals: list[Approval],
+    answers: list[Question],
+    attention: attention_rules.Attention,
+    best: Task | None,
+    waiting: list[InboxItem],
+) -> Hint:
+    """One state → one hint, in a fixed order of precedence."""
+    for run in held:
+        if run.state == RunState.ACTIVE:
+            return next_("start_task", {"id": run.task_id})
+    for run in held:
+        asked = open_questions.get(run.pk, [])
+        if asked:
+            return wait(
+                f"a person answers question {asked[0]} on task {run.task_id} in the Inbox"
+                f" (the claim holds until {iso(run.lease_expires_at)})",
+                "get_my_work",
+            )
+    if approvals:
+        return next_("start_task", {"id": approvals[0].task_id})
+    for question in answers:
+        if question.task.column in (Column.TODO, Column.BACKLOG):
+            return next_("start_task", {"id": question.task_id})
+    if attention.full:
+        return attention_wait(attention)
+    if best is not None:
+        return next_("start_task", {"id": best.pk})
+    if waiting:
+        return wait(f"a person decides {len(waiting)} item(s) of yours in the Inbox", "get_my_work")
+    return DONE
+
+
+def work_for_connection(*, connection: AgentConnection, now: datetime | None = None) -> WorkResult:
+    """What this connection holds, what waits on people for it, answers and approvals (delivered
+    once), overdue and due-soon tasks, capacity, and the best next task."""
+    workspace_id = connection.workspace_id
+    skip_locked = db_connection.features.has_select_for_update_skip_locked
+    with transaction.atomic():
+        at = now or clock.db_now()
+        held = list(
+            Run.objects.select_related("task")
+            .filter(queries.held(at), connection=connection)
+            .order_by("lease_expires_at", "pk")
+        )
+        open_questions: dict[int, list[int]] = {}
+        if any(run.state == RunState.WAITING_INPUT for run in held):
+            for run_pk, question_pk in (
+                Question.objects.filter(run__in=held, state=QuestionState.OPEN)
+                .order_by("created_at", "pk")
+                .values_list("run_id", "pk")
+            ):
+                open_questions.setdefault(run_pk, []).append(question_pk)
+        waiting = list(
+            InboxItem.objects.select_related("task")
+            .filter(queries.waiting(at), workspace_id=workspace_id, run__connection=connection)
+            .order_by("created_at", "pk")
+        )
+        pending = list(
+            Question.objects.select_for_update(skip_locked=skip_locked, of=("self",))
+            .select_related("task", "run")
+            .filter(connection=connection, state=QuestionState.ANSWERED, delivered_at=None)
+            .order_by("answered_at", "pk")
+        )
+        answers = [question for question in pending if mark_question_delivered(question, at)]
+        # Valid, unused approvals: delivered (listed) once, but still the next thing to do.
+        valid = list(
+            Approval.objects.select_for_update(skip_locked=skip_locked, of=("self",))
+            .filter(connection=connection, used_at=None, expires_at__gt=at)
+            .order_by("created_at", "pk")
+        )
+        approvals = [a for a in valid if a.delivered_at is None and mark_approval_delivered(a, at)]
+        due = list(
+            Task.objects.filter(
+                workspace_id=workspace_id,
+                column__in=OPEN_COLUMNS,
+                due_at__isnull=False,
+                due_at__lte=at + DUE_SOON,
+            ).order_by("due_at", "pk")[:20]
+        )
+        attention = attention_now(workspace_id, at)
+        best = _best_next(workspace_id)
+    hint = _work_hint(
+        held=held,
+        open_questions=open_questions,
+        approvals=valid,
+        answers=answers,
+        attention=attention,
+        best=best,
+        waiting=waiting,
+    )
+    capacity = AttentionStatus.of(attention, attention_wait(attention) if attention.full else DONE)
+    return WorkResult(
+        held=held,
+        waiting=waiting,
+        answers=answers,
+        approvals=approvals,
+        overdue=[t for t in due if t.due_at is not None and t.due_at <= at],
+        due_soon=[t for t in due if t.due_at is not None and t.due_at > at],
+        capacity=capacity,
+        best=best,
+        now=at,
+        hint=hint,
+        open_questions=open_questions,
+        # The connection's own runs: their tokens are its already (start_task returns them too).
+        lease_tokens={run.pk: lease_token_for(run_id=run.run_id, epoch=run.epoch) for run in held},
+    )
