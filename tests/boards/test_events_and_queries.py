@@ -65,7 +65,8 @@ def test_every_change_writes_exactly_one_event(agent, alice, ws_a, make_task):
     held = task_claim(task_id=other.pk, connection=agent)
     expect(["run.released", "task.moved"], task_move, task=held.task, column="done", by_user=alice)
     positions = list(Event.objects.filter(workspace=ws_a).order_by("id").values_list("position", flat=True))
-    assert positions == list(range(positions[0], positions[0] + len(positions)))
+    first = positions[0] or 0
+    assert positions == list(range(first, first + len(positions)))
 
 
 def test_a_refused_or_rolled_back_change_writes_no_event(agent, agent2, ws_a, task):

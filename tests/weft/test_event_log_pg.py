@@ -104,7 +104,9 @@ def head() -> int:
     """The newest position so far: the reader's starting cursor."""
     events.relay()
     positioned = Event.objects.filter(position__isnull=False).order_by("-position")
-    return positioned.values_list("position", flat=True)[0]
+    newest = positioned.values_list("position", flat=True)[0]
+    assert newest is not None
+    return newest
 
 
 class Reader:
@@ -194,8 +196,8 @@ def test_trim_removes_only_events_older_than_retention(ws_a, ws_b):
             young = [emit_in(ws_a, "young")(), emit_in(ws_b, "young")()]
         earlier = Event.objects.exclude(pk__in=[e.pk for e in old + young])
         earlier.update(created_at=datetime(2026, 2, 1, tzinfo=UTC))
-        held = dict(Event.objects.values_list("pk", "position"))
-        assert events.oldest_position(ws_a.pk) < held[old[0].pk]  # the workspaces' own first events
+        held = {pk: position or 0 for pk, position in Event.objects.values_list("pk", "position")}
+        assert (events.oldest_position(ws_a.pk) or 0) < held[old[0].pk]  # the workspaces' own first events
         clock.shift(timedelta(days=1, seconds=1))
         deleted = events.trim()
     assert set(Event.objects.values_list("pk", flat=True)) == {e.pk for e in young}
