@@ -135,9 +135,9 @@ def relay(*, batch: int = RELAY_BATCH) -> list[Event]:
     while Event.objects.filter(position__isnull=True).exists():
         with transaction.atomic():
             events = _position_batch(batch)
-            for hook in list(_relay_hooks):
-                hook(events)
             if events:
+                for hook in list(_relay_hooks):
+                    hook(events)
                 transaction.on_commit(partial(_fan_out, events))
         positioned += events
         if len(events) < batch:
