@@ -5,9 +5,9 @@ decisions). Everything a surface calls is re-exported here.
 """
 
 from boards.services.board import (
-    board_create,
     board_default,
     task_create,
+    task_edit,
     task_move,
     task_restore,
     task_trash,
@@ -25,7 +25,6 @@ from boards.services.runs import (
 )
 
 __all__ = [
-    "board_create",
     "board_default",
     "inbox_decide",
     "lease_sweep",
@@ -36,6 +35,7 @@ __all__ = [
     "run_request_input",
     "task_claim",
     "task_create",
+    "task_edit",
     "task_move",
     "task_restore",
     "task_trash",

@@ -49,12 +49,6 @@ EDITABLE_FIELDS = (
 )
 
 
-def board_create(*, workspace: Workspace, name: str) -> Board:
-    with within_limits():
-        name = limits.text("name", name, limits.BOARD_NAME, required=True)
-    return Board.objects.create(workspace=workspace, name=name)
-
-
 def board_default(*, workspace: Workspace) -> Board:
     """The workspace's first board, created on demand."""
     board = Board.objects.filter(workspace=workspace).order_by("pk").first()
@@ -109,43 +103,16 @@ def _next_position(board_id: int, column: str) -> float:
     return (top or 0.0) + 1.0
 
 
-def task_create(
+def _task_insert(
     *,
     workspace: Workspace,
-    title: str,
-    board: Board | None = None,
-    description: str = "",
-    column: str = Column.TODO,
-    priority: int = Priority.NORMAL,
-    due_at: datetime | None = None,
-    review_required: bool = False,
-    estimated_review_minutes: int = 5,
-    by_user: User | None = None,
-    by_connection: AgentConnection | None = None,
-    checks: list[Any] | None = None,
-) -> TaskResult:
-    """A new task (counted against the plan's monthly task cap)."""
-    if by_connection is not None:
-        require_active_workspace(workspace)
-    allowed = AGENT_COLUMNS if by_connection is not None else CREATE_COLUMNS
-    if column not in allowed:
-        raise invalid_argument("column", f"a new task goes to one of {', '.join(allowed)}")
-    values = {
-        "title": _clean("title", title),
-        "description": _clean("description", description),
-        "priority": _clean("priority", priority),
-        "due_at": _clean("due_at", due_at),
-        "review_required": _clean("review_required", review_required),
-        "estimated_review_minutes": _clean("estimated_review_minutes", estimated_review_minutes),
-        "checks": _clean("checks", checks or []),
-    }
-    if board is not None and board.workspace_id != workspace.pk:
-        raise WeftError(
-            "not_found",
-            f"board {board.pk} does not exist in this workspace",
-            details={"kind": "board", "id": str(board.pk)},
-            fix=fix("get_board_state"),
-        )
+    board: Board | None,
+    column: str,
+    by_user: User | None,
+    by_connection: AgentConnection | None,
+    values: dict[str, Any],
+) -> Task:
+    """The task row, its plan usage and its event, in one transaction."""
     with transaction.atomic():
         now = clock.db_now()
         usage_consume(workspace=workspace, kind=Usage.TASKS, now=now)
@@ -169,7 +136,61 @@ def task_create(
             payload={"taskId": task.pk, "title": task.title, "column": task.column},
             epoch=task.epoch,
         )
+    return task
+
+
+def task_create(
+    *,
+    workspace: Workspace,
+    title: str,
+    board: Board | None = None,
+    description: str = "",
+    column: str = Column.TODO,
+    priority: int = Priority.NORMAL,
+    due_at: datetime | None = None,
+    review_required: bool = False,
+    estimated_review_minutes: int = 5,
+    by_user: User | None = None,
+    by_connection: AgentConnection | None = None,
+    checks: list[Any] | None = None,
+) -> TaskResult:
+    """A new task (counted against the plan's monthly task cap)."""
+    if by_connection is not None:
+        require_active_workspace(workspace)
+    allowed = AGENT_COLUMNS if by_connection is not None else CREATE_COLUMNS
+    if column not in allowed:
+        raise invalid_argument("column", f"a new task goes to one of {', '.join(allowed)}")
+    values = {
+        "title": title,
+        "description": description,
+        "priority": priority,
+        "due_at": due_at,
+        "review_required": review_required,
+        "estimated_review_minutes": estimated_review_minutes,
+        "checks": checks or [],
+    }
+    cleaned = {name: _clean(name, value) for name, value in values.items()}
+    _require_board_in(workspace, board)
+    task = _task_insert(
+        workspace=workspace,
+        board=board,
+        column=column,
+        by_user=by_user,
+        by_connection=by_connection,
+        values=cleaned,
+    )
     return TaskResult(task=task, action="created", hint=task_hint(task))
+
+
+def _require_board_in(workspace: Workspace, board: Board | None) -> None:
+    """A board of another workspace answers like a missing one."""
+    if board is not None and board.workspace_id != workspace.pk:
+        raise WeftError(
+            "not_found",
+            f"board {board.pk} does not exist in this workspace",
+            details={"kind": "board", "id": str(board.pk)},
+            fix=fix("get_board_state"),
+        )
 
 
 def _locked(task: Task) -> Task:
@@ -346,6 +367,25 @@ def task_move(
             epoch=current.epoch,
         )
     return TaskResult(task=current, action="moved", hint=task_hint(current))
+
+
+def task_edit(
+    *,
+    task: Task,
+    column: str | None = None,
+    by_user: User | None = None,
+    by_connection: AgentConnection | None = None,
+    **changes: Any,
+) -> TaskResult:
+    """Change a task's fields and move it, in one transaction: a refused move keeps the fields too."""
+    with transaction.atomic():
+        result = None
+        if changes or column is None:
+            result = task_update(task=task, by_user=by_user, by_connection=by_connection, **changes)
+        if column is not None:
+            result = task_move(task=task, column=column, by_user=by_user, by_connection=by_connection)
+    assert result is not None
+    return result
 
 
 def task_trash(*, task: Task, by_user: User) -> TaskResult:
