@@ -85,7 +85,7 @@ def check_orm(root: Path) -> list[Finding]:
                         f"`{ast.unparse(node)}` in a surface; read in a selector, write in a service",
                     )
                 )
-    return findings
+    return sorted(findings, key=lambda finding: (finding.path, finding.line))
 
 
 def _number(token: str) -> float | None:
