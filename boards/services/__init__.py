@@ -1,6 +1,6 @@
 """Board writes, one transaction each, keyword-only arguments.
 
-Split by subdomain: `board` (boards and tasks), `runs` (the claim loop), `inbox` (a person's
+Split by subdomain: `board` (boards and tasks), `trash`, `runs` (the claim loop), `inbox` (a person's
 decisions). Everything a surface calls is re-exported here.
 """
 
@@ -9,10 +9,7 @@ from boards.services.board import (
     task_create,
     task_edit,
     task_move,
-    task_restore,
-    task_trash,
     task_update,
-    trash_purge,
 )
 from boards.services.inbox import inbox_decide, question_answer
 from boards.services.runs import (
@@ -23,6 +20,7 @@ from boards.services.runs import (
     run_request_input,
     task_claim,
 )
+from boards.services.trash import task_restore, task_trash, trash_purge
 
 __all__ = [
     "board_default",
