@@ -1,7 +1,8 @@
 """Board writes, one transaction each, keyword-only arguments.
 
-Split by subdomain: `board` (boards and tasks), `runs` (the claim loop), `inbox` (a person's
-decisions). Everything a surface calls is re-exported here.
+Split by subdomain: `board` (boards and tasks), `claim` (taking a task), `runs` (a run's
+lease-guarded writes and the lease sweep), `delivery` (answers and approvals handed over once),
+`inbox` (a person's decisions). Everything a surface calls is re-exported here.
 """
 
 from boards.services.board import (
@@ -14,6 +15,7 @@ from boards.services.board import (
     task_update,
     trash_purge,
 )
+from boards.services.claim import task_claim
 from boards.services.inbox import inbox_decide, question_answer
 from boards.services.runs import (
     lease_sweep,
@@ -21,7 +23,6 @@ from boards.services.runs import (
     run_heartbeat,
     run_release,
     run_request_input,
-    task_claim,
 )
 
 __all__ = [
