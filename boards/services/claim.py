@@ -1,7 +1,8 @@
 """The claim (start_task): task_claim, as a list of named steps.
 
-1. `_holders_run` — the task's live run: an expired one is expired first; the caller's own is
-   resumed (`_resume`); another holder's refuses the claim as already_claimed.
+1. `_resumed` — the task's live run (`_holders_run`): an expired one is expired first; the
+   caller's own is resumed (`_resume`, judged once more if it changed meanwhile); another
+   holder's refuses the claim as already_claimed.
 2. `_admit` — the task may be started: Backlog or Todo (Done with an approved step), and the
    workspace's attention has room unless an approved step is being started.
 3. `_take` — the claim itself: a conditional UPDATE of the task on (epoch, column) that must
@@ -90,9 +91,9 @@ def task_claim(
 def _claim(claimer: _Claimer, task_id: Any) -> ClaimResult:
     now = clock.db_now()
     task = access_task(claimer.workspace, task_id)
-    own = _holders_run(claimer, task, now)
-    if own is not None:
-        return _resume(claimer, own, task, now)
+    resumed = _resumed(claimer, task, now)
+    if resumed is not None:
+        return resumed
     approval = _admit(claimer, task, now)
     started = lease.claim(task.epoch, now)
     if not _take(claimer, task, started, now):
@@ -105,6 +106,22 @@ def _live_run(task: Task) -> Run | None:
     one, so a bare LIMIT 1 suffices: `.first()` would add an ORDER BY the database must honour."""
     rows = Run.objects.select_related("connection", "user").filter(task=task, state__in=lease.LIVE_STATES)
     return next(iter(rows.order_by()[:1]), None)
+
+
+def _resumed(claimer: _Claimer, task: Task, now: datetime) -> ClaimResult | None:
+    """The caller's own live run of the task, resumed; None when the task is free to claim."""
+    own = _holders_run(claimer, task, now)
+    resumed = _resume(claimer, own, task, now) if own is not None else None
+    if own is None or resumed is not None:
+        return resumed
+    # The run changed between our read and our write (a sweep expired it, or another call of the
+    # holder asked or ended it): judge the task once more, as it is now.
+    task.refresh_from_db()
+    own = _holders_run(claimer, task, now)
+    resumed = _resume(claimer, own, task, now) if own is not None else None
+    if own is not None and resumed is None:
+        raise lease_lost(own)
+    return resumed
 
 
 def _holders_run(claimer: _Claimer, task: Task, now: datetime) -> Run | None:
@@ -175,7 +192,10 @@ def _after_lost_race(claimer: _Claimer, task: Task, now: datetime) -> ClaimResul
         and not lease.is_expired(holder.state, holder.lease_expires_at, now)
     ):
         task.refresh_from_db()
-        return _resume(claimer, holder, task, now)
+        resumed = _resume(claimer, holder, task, now)
+        if resumed is None:
+            raise lease_lost(holder)
+        return resumed
     raise already_claimed(task, holder)
 
 
@@ -207,8 +227,9 @@ def _started(
     )
 
 
-def _resume(claimer: _Claimer, live: Run, task: Task, now: datetime) -> ClaimResult:
-    """The holder starts its own task again: same run, same epoch, the same token.
+def _resume(claimer: _Claimer, live: Run, task: Task, now: datetime) -> ClaimResult | None:
+    """The holder starts its own task again: same run, same epoch, the same token; None when the
+    run changed since it was read.
 
     The token is derived from (run, epoch), so every start_task of the holder — a retry after a
     timeout, two sub-agents on one connection, a new session that lost it — gets the one token
@@ -219,13 +240,13 @@ def _resume(claimer: _Claimer, live: Run, task: Task, now: datetime) -> ClaimRes
     try:
         renewed = lease.step(lease.Lease(live.state, live.epoch, live.lease_expires_at), "heartbeat", now)
     except lease.LeaseLost:
-        raise lease_lost(live) from None
+        return None
     assert renewed.expires_at is not None
     changed = Run.objects.filter(pk=live.pk, state=live.state, lease_expires_at__gt=now).update(
         lease_token_hash=token_hash(token), last_heartbeat_at=now, lease_expires_at=renewed.expires_at
     )
     if changed != 1:
-        raise lease_lost(live)
+        return None
     live.lease_token_hash = token_hash(token)
     live.last_heartbeat_at = now
     live.lease_expires_at = renewed.expires_at
