@@ -14,6 +14,7 @@ import time_machine
 from django.utils import timezone
 
 from boards import clock
+from boards.evidence import verify
 from boards.models import Approval, Column, InboxItem, ProgressReport, Question, Report, Run, Task
 from boards.results import question_payload, report_payload, task_payload
 from boards.selectors import work_for_connection
@@ -31,7 +32,7 @@ from boards.services import (
     task_update,
 )
 from boards.services.common import lease_token_for, token_hash
-from boards.services.runs import mark_approval_delivered, mark_question_delivered, verify
+from boards.services.delivery import mark_delivered
 from tests.boards.helpers import ask, beat, complete, refused, release
 from weft.errors import WeftError
 from weft.events import relay
@@ -1059,7 +1060,7 @@ def test_an_answer_is_marked_delivered_once(agent, alice, task, frozen):
     question = answered(task_claim(task_id=task.pk, connection=agent), alice)
     now = timezone.now()
     seq = last_seq()
-    assert mark_question_delivered(question, now) is True
+    assert mark_delivered(question, now) is True
     assert (question.delivered_at, Question.objects.get(pk=question.pk).delivered_at) == (now, now)
     assert events_since(seq) == [
         (
@@ -1073,7 +1074,7 @@ def test_an_answer_is_marked_delivered_once(agent, alice, task, frozen):
     stale = Question.objects.get(pk=question.pk)
     stale.delivered_at = None
     frozen.shift(timedelta(minutes=1))
-    assert mark_question_delivered(stale, timezone.now()) is False
+    assert mark_delivered(stale, timezone.now()) is False
     assert (stale.delivered_at, Question.objects.get(pk=question.pk).delivered_at, last_seq()) == (
         None,
         now,
@@ -1085,7 +1086,7 @@ def test_an_approval_is_marked_delivered_once(agent, alice, make_task, frozen):
     task, approval = reviewed_with_step(make_task, agent, alice)
     now = timezone.now()
     seq = last_seq()
-    assert mark_approval_delivered(approval, now) is True
+    assert mark_delivered(approval, now) is True
     assert (approval.delivered_at, Approval.objects.get(pk=approval.pk).delivered_at) == (now, now)
     assert events_since(seq) == [
         (
@@ -1099,7 +1100,7 @@ def test_an_approval_is_marked_delivered_once(agent, alice, make_task, frozen):
     stale = Approval.objects.get(pk=approval.pk)
     stale.delivered_at = None
     frozen.shift(timedelta(minutes=1))
-    assert mark_approval_delivered(stale, timezone.now()) is False
+    assert mark_delivered(stale, timezone.now()) is False
     assert (stale.delivered_at, Approval.objects.get(pk=approval.pk).delivered_at, last_seq()) == (
         None,
         now,
@@ -1603,14 +1604,14 @@ def test_a_resume_renews_only_its_own_run(agent, agent2, task, make_task, frozen
 def test_marking_one_answer_delivered_leaves_the_others(agent, alice, task, frozen):
     claim = task_claim(task_id=task.pk, connection=agent)
     one, two = answered(claim, alice, "a"), answered(claim, alice, "b")
-    assert mark_question_delivered(one, timezone.now()) is True
+    assert mark_delivered(one, timezone.now()) is True
     assert Question.objects.get(pk=two.pk).delivered_at is None
 
 
 def test_marking_one_approval_delivered_leaves_the_others(agent, alice, make_task):
     _, one = reviewed_with_step(make_task, agent, alice, step="first")
     _, two = reviewed_with_step(make_task, agent, alice, step="second")
-    assert mark_approval_delivered(one, timezone.now()) is True
+    assert mark_delivered(one, timezone.now()) is True
     assert Approval.objects.get(pk=two.pk).delivered_at is None
 
 
