@@ -21,7 +21,7 @@ from boards.models import (
     InboxItem,
     InboxKind,
     InboxState,
-    ProgressReport,
+    ProgressNote,
     Question,
     Report,
     Run,
@@ -100,7 +100,7 @@ def task_runs(task: Task) -> QuerySet[Run]:
     return (
         Run.objects.select_related("connection", "user", "report")
         .prefetch_related(
-            Prefetch("progress", queryset=ProgressReport.objects.order_by("created_at", "pk")),
+            Prefetch("progress", queryset=ProgressNote.objects.order_by("created_at", "pk")),
             Prefetch(
                 "questions",
                 queryset=Question.objects.select_related("run", "answered_by").order_by("created_at", "pk"),

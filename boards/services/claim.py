@@ -28,7 +28,7 @@ from accounts.models import AgentConnection, User, Workspace
 from boards import attention as attention_rules
 from boards import clock, lease
 from boards.access import access_task
-from boards.models import Approval, Column, InboxItem, ProgressReport, Run, Task
+from boards.models import Approval, Column, InboxItem, ProgressNote, Run, Task
 from boards.payloads import iso, question_payload
 from boards.results import ClaimResult
 from boards.services.common import (
@@ -322,7 +322,7 @@ def _previous_run_notes(task: Task, run: Run) -> tuple[list[str], list[str]]:
     )
     if previous is None:
         return [], []
-    notes = ProgressReport.objects.filter(run=previous).order_by("-created_at", "-pk")[:5]
+    notes = ProgressNote.objects.filter(run=previous).order_by("-created_at", "-pk")[:5]
     last_notes = [p.note for p in reversed(list(notes))]
     report = getattr(previous, "report", None) if hasattr(previous, "report") else None
     if report is not None:

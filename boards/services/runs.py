@@ -24,7 +24,7 @@ from django.db import transaction
 from accounts.access import require_active_workspace
 from accounts.models import Workspace
 from boards import clock, evidence, lease, limits
-from boards.models import Approval, Column, InboxItem, InboxKind, ProgressReport, Question, Report, Run, Task
+from boards.models import Approval, Column, InboxItem, InboxKind, ProgressNote, Question, Report, Run, Task
 from boards.payloads import iso
 from boards.results import CompleteResult, QuestionResult, RunResult
 from boards.services.claim import task_claim
@@ -104,7 +104,7 @@ def run_heartbeat(
         run,
         now,
     ):
-        ProgressReport.objects.create(
+        ProgressNote.objects.create(
             workspace_id=workspace.pk, run=run, note=note, status=status, created_at=now
         )
         emit(

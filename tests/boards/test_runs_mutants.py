@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from boards import clock
 from boards.evidence import verify
-from boards.models import Approval, Column, InboxItem, ProgressReport, Question, Report, Run, Task
+from boards.models import Approval, Column, InboxItem, ProgressNote, Question, Report, Run, Task
 from boards.results import question_payload, report_payload, task_payload
 from boards.selectors import work_for_connection
 from boards.services import (
@@ -1136,7 +1136,7 @@ def test_a_heartbeat_renews_the_lease_to_20_minutes_and_records_the_note(agent, 
     }
     assert (result.run.last_heartbeat_at, result.run.lease_expires_at) == (now, until)
     assert run_row(claim) == ("active", token_hash(claim.lease_token), now, until, None, "")
-    progress = ProgressReport.objects.get()
+    progress = ProgressNote.objects.get()
     assert (progress.workspace_id, progress.run_id, progress.note, progress.status, progress.created_at) == (
         task.workspace_id,
         claim.run.pk,
@@ -1167,7 +1167,7 @@ def test_a_heartbeat_without_a_status_records_an_empty_one(agent, task):
     claim = task_claim(task_id=task.pk, connection=agent)
     seq = last_seq()
     run_heartbeat(workspace=agent.workspace, run_id=claim.run.run_id, lease_token=claim.lease_token, note="")
-    progress = ProgressReport.objects.get()
+    progress = ProgressNote.objects.get()
     assert (progress.note, progress.status) == ("", "")
     assert events_since(seq)[0][4] == {
         "runId": str(claim.run.run_id),
@@ -1220,7 +1220,7 @@ def test_a_heartbeat_past_a_limit_is_refused_and_changes_nothing(agent, task, fr
         **values,
     )
     assert whole(error) == expected
-    assert (run_row(claim), last_seq(), ProgressReport.objects.exists()) == (*before, False)
+    assert (run_row(claim), last_seq(), ProgressNote.objects.exists()) == (*before, False)
 
 
 def test_a_heartbeat_at_its_limits_is_kept_whole(agent, task):
@@ -1232,7 +1232,7 @@ def test_a_heartbeat_at_its_limits_is_kept_whole(agent, task):
         note="n" * 2_000,
         status="s" * 100,
     )
-    progress = ProgressReport.objects.get()
+    progress = ProgressNote.objects.get()
     assert (progress.note, progress.status) == ("n" * 2_000, "s" * 100)
 
 
@@ -1244,7 +1244,7 @@ def test_a_heartbeat_at_or_after_expiry_is_lease_lost_and_changes_nothing(agent,
     frozen.shift(late)
     before = (run_row(claim), last_seq())
     assert whole(refused("lease_lost", beat, claim)) == lost(claim)
-    assert (run_row(claim), last_seq(), ProgressReport.objects.exists()) == (*before, False)
+    assert (run_row(claim), last_seq(), ProgressNote.objects.exists()) == (*before, False)
 
 
 def test_a_heartbeat_with_a_wrong_token_is_lease_lost(agent, task):
@@ -1258,7 +1258,7 @@ def test_a_heartbeat_with_a_wrong_token_is_lease_lost(agent, task):
         note="hi",
     )
     assert whole(error) == lost(claim)
-    assert not ProgressReport.objects.exists()
+    assert not ProgressNote.objects.exists()
 
 
 # --- run_request_input -----------------------------------------------------------------------
@@ -1642,7 +1642,7 @@ def test_every_row_of_the_claim_loop_is_stamped_with_the_database_clock(agent, m
     complete(claim)
     question_item, review_item = InboxItem.objects.order_by("pk")
     assert [
-        ProgressReport.objects.get().created_at,
+        ProgressNote.objects.get().created_at,
         Question.objects.get().created_at,
         question_item.created_at,
         Report.objects.get().created_at,
