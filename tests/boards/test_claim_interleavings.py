@@ -138,6 +138,7 @@ def test_a_resume_whose_run_changes_under_it_twice_is_lease_lost(monkeypatch, ag
 
     def toggling(*args: Any) -> Any:
         run = real(*args)
+        assert run is not None
         flipped = RunState.WAITING_INPUT if run.state == RunState.ACTIVE else RunState.ACTIVE
         Run.objects.filter(pk=run.pk).update(state=flipped)
         return run
