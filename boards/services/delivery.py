@@ -63,3 +63,17 @@ def valid_approval(*, task: Task, connection: AgentConnection | None, now: datet
         .order_by("-created_at")
         .first()
     )
+
+
+def deliver_approvals(*, connection: AgentConnection, now: datetime) -> tuple[list[Approval], list[Approval]]:
+    """This connection's valid, unused approvals (locked), and those of them handed over now.
+
+    An approval is delivered (listed) once, but stays valid, and the next thing to do, until used.
+    """
+    skip_locked = db_connection.features.has_select_for_update_skip_locked
+    valid = list(
+        Approval.objects.select_for_update(skip_locked=skip_locked, of=("self",))
+        .filter(connection=connection, used_at=None, expires_at__gt=now)
+        .order_by("created_at", "pk")
+    )
+    return valid, [a for a in valid if a.delivered_at is None and mark_delivered(a, now)]

@@ -37,18 +37,11 @@ from boards.services.common import (
     run_for_write,
     within_limits,
 )
-from boards.services.delivery import mark_delivered
 from weft.events import emit
 from weft.hints import next_, wait
 
-# get_my_work hands answers and approvals over with these names (boards.selectors.work).
-mark_question_delivered = mark_delivered
-mark_approval_delivered = mark_delivered
-
 __all__ = [
     "lease_sweep",
-    "mark_approval_delivered",
-    "mark_question_delivered",
     "run_complete",
     "run_heartbeat",
     "run_release",
@@ -218,21 +211,10 @@ def run_complete(
         workspace=workspace, run_id=run_id, lease_token=lease_token, event="complete", end_reason="completed"
     ) as (run, now):
         task = run.task
-        usable = [a for a in lists["artifacts"] if "unverifiable" not in a]
-        verification, passed = evidence.verify(task.checks, usable)
-        report = Report.objects.create(
-            workspace_id=workspace.pk,
-            task=task,
-            run=run,
-            outcome=outcome,
-            next_step=next_step,
-            not_accepted=not_accepted,
-            verification=verification,
-            verification_passed=passed,
-            created_at=now,
-            **lists,
+        report = _report(
+            run, outcome=outcome, next_step=next_step, lists=lists, not_accepted=not_accepted, now=now
         )
-        review = task.review_required or passed is False or bool(not_accepted)
+        review = task.review_required or report.verification_passed is False or bool(not_accepted)
         item = _hand_over(run, report, review=review, now=now)
         emit(
             workspace_id=workspace.pk,
@@ -249,6 +231,32 @@ def run_complete(
     else:
         hint = next_("get_my_work")
     return CompleteResult(run=run, task=task, report=report, inbox_item=item, hint=hint)
+
+
+def _report(
+    run: Run,
+    *,
+    outcome: str,
+    next_step: str,
+    lists: dict[str, list[Any]],
+    not_accepted: list[dict[str, str]],
+    now: datetime,
+) -> Report:
+    """The completion report, with the task's checks run against its usable artifacts."""
+    usable = [a for a in lists["artifacts"] if "unverifiable" not in a]
+    verification, passed = evidence.verify(run.task.checks, usable)
+    return Report.objects.create(
+        workspace_id=run.workspace_id,
+        task=run.task,
+        run=run,
+        outcome=outcome,
+        next_step=next_step,
+        not_accepted=not_accepted,
+        verification=verification,
+        verification_passed=passed,
+        created_at=now,
+        **lists,
+    )
 
 
 def _hand_over(run: Run, report: Report, *, review: bool, now: datetime) -> InboxItem | None:
