@@ -1,6 +1,7 @@
 """Every result type and every error code keeps the five hint rules in text, JSON and CLI form."""
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -85,11 +86,17 @@ def catch(fn, *args, **kwargs):
     return exc.value
 
 
+@dataclass
 class Seeded:
     """The fixtures a scenario plays with."""
 
-    def __init__(self, **fixtures: Any) -> None:
-        self.__dict__.update(fixtures)
+    agent: Any
+    agent2: Any
+    agent_b: Any
+    alice: Any
+    ws_a: Any
+    ws_b: Any
+    make_task: Any
 
     def work(self) -> Any:
         return selectors.work_for_connection(connection=self.agent)
