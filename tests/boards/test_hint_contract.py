@@ -198,7 +198,7 @@ def refusals(f: Seeded) -> list[Any]:
 
 
 # scenario → what it must produce: result types, error codes, hint markers.
-SCENARIOS = {
+SCENARIOS: dict[str, tuple[Any, set[type], set[str], set[str]]] = {
     "board writes": (
         board_writes,
         {WorkResult, TaskResult, TaskDetailResult, SearchResult, BoardStateResult},
