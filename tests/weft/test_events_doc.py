@@ -19,7 +19,7 @@ DOC = ROOT / "docs" / "events.md"
 # Types built at run time, by the file and the expression that builds them.
 BUILT = {
     # The sweep: lease.expired_state() is stale, or released when a question hold ran out.
-    ("boards/services/common.py", "f'run.{target}'"): {"run.stale", "run.released"},
+    ("boards/services/common.py", "f'run.{after.state}'"): {"run.stale", "run.released"},
 }
 ENVELOPE = {"id", "type", "workspace", "entity", "occurredAt", "data"}
 
