@@ -20,6 +20,8 @@ DOC = ROOT / "docs" / "events.md"
 BUILT = {
     # The sweep: lease.expired_state() is stale, or released when a question hold ran out.
     ("boards/services/common.py", "f'run.{after.state}'"): {"run.stale", "run.released"},
+    # Handing an answer or an approval over once: one helper for both rows.
+    ("boards/services/delivery.py", "f'{kind}.delivered'"): {"question.delivered", "approval.delivered"},
 }
 ENVELOPE = {"id", "type", "workspace", "entity", "occurredAt", "data"}
 
