@@ -35,10 +35,14 @@ def _emit_calls(tree: ast.Module) -> list[tuple[ast.expr, set[str]]]:
             params = {a.arg for a in [*node.args.args, *node.args.kwonlyargs]}
         if isinstance(node, ast.Call):
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            if name == "emit" or name.endswith("_emit"):
+            if name == "emit" or name.endswith("_emit") or name.startswith("_emit_"):
                 typed = [k.value for k in node.keywords if k.arg == "type"]
-                if not typed and name != "emit" and len(node.args) > 1:
-                    typed = [node.args[1]]
+                if not typed and name != "emit":
+                    # A wrapper: its type is the one literal it is given, else its second argument.
+                    literal = [
+                        a for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                    ]
+                    typed = literal[:1] or node.args[1:2]
                 assert typed, f"an emit call without a type: {ast.unparse(node)}"
                 found.append((typed[0], params))
         for child in ast.iter_child_nodes(node):
