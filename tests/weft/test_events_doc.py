@@ -43,6 +43,9 @@ def _emit_calls(tree: ast.Module) -> list[tuple[ast.expr, set[str]]]:
                         a for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
                     ]
                     typed = literal[:1] or node.args[1:2]
+                    if not typed:  # a wrapper that names its own type: its emit call is scanned
+                        typed = [ast.Name(id="__own__")]
+                        params = params | {"__own__"}
                 assert typed, f"an emit call without a type: {ast.unparse(node)}"
                 found.append((typed[0], params))
         for child in ast.iter_child_nodes(node):
