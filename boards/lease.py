@@ -23,7 +23,6 @@ COMPLETED = "completed"
 STALE = "stale"
 RELEASED = "released"
 LIVE_STATES = frozenset({ACTIVE, WAITING_INPUT})
-ENDED_STATES = frozenset({COMPLETED, STALE, RELEASED})
 
 
 class LeaseLost(Exception):
@@ -78,7 +77,7 @@ def claim(task_epoch: int, now: datetime) -> Lease:
 
 
 def step(lease: Lease | None, event: str, now: datetime) -> Lease:
-    """The next lease after `event` (heartbeat, ask, answer, complete, release, expire).
+    """The next lease after `event` (heartbeat, ask, complete, release, expire).
 
     `lease` is the run's current lease (None when there is no run). Raises LeaseLost when the
     event needs a held lease (or, for expire, an expired one) and there is none.
@@ -87,11 +86,6 @@ def step(lease: Lease | None, event: str, now: datetime) -> Lease:
         if lease is None or not is_expired(lease.state, lease.expires_at, now):
             raise LeaseLost("nothing to expire")
         return Lease(expired_state(lease.state), next_epoch(lease.epoch), None)
-    if event == "answer":
-        if lease is None or lease.state != WAITING_INPUT or not is_live(lease.state, lease.expires_at, now):
-            return lease if lease is not None else Lease(RELEASED, 0, None)
-        assert lease.expires_at is not None
-        return Lease(ACTIVE, lease.epoch, renewed_expiry(lease.expires_at, now))
     if lease is None or not is_live(lease.state, lease.expires_at, now):
         raise LeaseLost(event)
     assert lease.expires_at is not None

@@ -27,7 +27,6 @@ from boards import clock, evidence, lease, limits
 from boards.models import Approval, Column, InboxItem, InboxKind, ProgressNote, Question, Report, Run, Task
 from boards.payloads import iso
 from boards.results import CompleteResult, QuestionResult, RunResult
-from boards.services.claim import task_claim
 from boards.services.common import (
     QUESTION_MINUTES,
     expire_run,
@@ -39,15 +38,6 @@ from boards.services.common import (
 )
 from weft.events import emit
 from weft.hints import next_, wait
-
-__all__ = [
-    "lease_sweep",
-    "run_complete",
-    "run_heartbeat",
-    "run_release",
-    "run_request_input",
-    "task_claim",
-]
 
 
 @contextmanager

@@ -43,13 +43,6 @@ def test_a_heartbeat_never_shortens_a_question_hold():
     assert lease.step(asked, "heartbeat", T0 + MIN).expires_at == T0 + 60 * MIN
 
 
-def test_an_answer_reactivates_a_waiting_run():
-    asked = lease.step(lease.claim(0, T0), "ask", T0)
-    answered = lease.step(asked, "answer", T0 + 50 * MIN)
-    assert answered.state == "active"
-    assert answered.expires_at == T0 + 70 * MIN
-
-
 def test_no_heartbeat_makes_it_stale_with_a_new_epoch():
     claimed = lease.claim(0, T0)
     assert lease.step(claimed, "expire", T0 + 20 * MIN) == Lease("stale", 2, None)
@@ -91,7 +84,7 @@ def test_unknown_events_are_refused():
         lease.step(lease.claim(0, T0), "teleport", T0)
 
 
-EVENTS = st.sampled_from(["claim", "heartbeat", "ask", "answer", "complete", "release", "expire"])
+EVENTS = st.sampled_from(["claim", "heartbeat", "ask", "complete", "release", "expire"])
 
 
 @given(st.lists(st.tuples(EVENTS, st.integers(min_value=0, max_value=90)), max_size=40))
@@ -118,7 +111,7 @@ def test_any_sequence_keeps_the_invariants(steps):
         # The epoch never goes backwards; it moves on claim, release and expiry only.
         if before is not None:
             assert current.epoch >= before.epoch
-            if event in ("heartbeat", "ask", "complete", "answer"):
+            if event in ("heartbeat", "ask", "complete"):
                 assert current.epoch == before.epoch
             if event in ("release", "expire"):
                 assert current.epoch == before.epoch + 1
