@@ -74,15 +74,15 @@ def target(url: str, *, debug: bool) -> Target:
 
 
 def refusal(address: IPAddress) -> str | None:
-    """Why Weft never sends to `address`; None for a public address."""
+    """What kind of address Weft never sends to `address` is ("a loopback address"); None when public."""
     mapped = getattr(address, "ipv4_mapped", None)
     if mapped is not None:
         return refusal(mapped)
-    for reason in ("loopback", "private", "link_local", "multicast", "unspecified", "reserved"):
-        if getattr(address, f"is_{reason}"):
-            return f"{address} is a {reason.replace('_', '-')} address"
+    for kind in ("loopback", "private", "link_local", "multicast", "unspecified", "reserved"):
+        if getattr(address, f"is_{kind}"):
+            return f"a {kind.replace('_', '-')} address"
     if not address.is_global:
-        return f"{address} is not a public address"
+        return "not a public address"
     return None
 
 
@@ -104,5 +104,7 @@ def resolve(host: str, port: int, *, allow_private: bool, resolver: Resolver | N
         for address in found:
             reason = refusal(address)
             if reason is not None:
-                raise FilterError("url", f"{host} resolves to {reason}; webhooks go to public addresses only")
+                raise FilterError(
+                    "url", f"{host} resolves to {address}, {reason}; webhooks go to public addresses only"
+                )
     return str(found[0])
