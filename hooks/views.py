@@ -10,13 +10,12 @@ from functools import wraps
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from accounts.access import access_managing_seat
 from accounts.models import Seat
+from boards.views import workspace_view
 from hooks import delivery, selectors, services
 from hooks.access import access_delivery, access_subscription
 from hooks.forms import SubscriptionForm
@@ -26,19 +25,15 @@ View = Callable[..., HttpResponse]
 
 
 def managing_view(view: View) -> View:
-    """Resolve the caller's owner or admin seat from the URL; not_found answers 404."""
+    """As boards' workspace_view, for owners and admins: anyone else gets a missing workspace's 404."""
 
     @wraps(view)
-    def wrapper(request: HttpRequest, slug: str, **kwargs: Any) -> HttpResponse:
-        seat = access_managing_seat(request.user, slug)  # type: ignore[arg-type]  # login_required ran first
-        try:
-            return view(request, seat, **kwargs)
-        except WeftError as error:
-            if error.code == "not_found":
-                raise Http404(error.message) from error
-            raise
+    def managed(request: HttpRequest, seat: Seat, **kwargs: Any) -> HttpResponse:
+        if not seat.can_manage:
+            raise Http404(f"workspace {seat.workspace.slug} does not exist or you have no seat in it")
+        return view(request, seat, **kwargs)
 
-    return login_required(wrapper)
+    return workspace_view(managed)
 
 
 def _page(
