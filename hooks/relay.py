@@ -41,7 +41,7 @@ def on_events(events: Sequence[Any]) -> list[int]:
     return deliveries_create(events, [_envelope(event) for event in events])
 
 
-def _after_commit(event: Any) -> None:
+def after_commit(event: Any) -> None:
     with transaction.atomic():
         on_events([event])
 
@@ -51,4 +51,4 @@ def connect() -> None:
     if register is not None:
         register(on_events)
     else:
-        log.register_fanout(_after_commit)
+        log.register_fanout(after_commit)
