@@ -32,13 +32,12 @@ def _envelope(event: Any) -> dict[str, Any]:
     }
 
 
-def on_events(events: Sequence[Any]) -> list[int]:
+def on_events(events: Sequence[Any]) -> None:
     """Relay hook: the deliveries of freshly positioned events (in the relay's transaction)."""
     from hooks.delivery import deliveries_create
 
-    if not events:
-        return []
-    return deliveries_create(events, [_envelope(event) for event in events])
+    if events:
+        deliveries_create(events, [_envelope(event) for event in events])
 
 
 def after_commit(event: Any) -> None:
