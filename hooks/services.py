@@ -29,24 +29,33 @@ def _call(url: str, spec: dict[str, Any]) -> dict[str, Any]:
     return {"url": url, **{k: v for k, v in spec.items() if v not in (None, "", [])}}
 
 
-def _refused(error: FilterError, url: str, spec: dict[str, Any]) -> WeftError:
-    """invalid_argument whose Fix: is the call corrected where Weft knows a valid value."""
-    hint: Hint = fix("list_subscriptions")
+def _corrected(error: FilterError, url: str, spec: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The refused call with the refused part replaced by a valid value, where Weft knows one."""
     if error.field == "url" and url.startswith("http://") and "https" in error.reason:
-        hint = fix("subscribe", _call("https://" + url.removeprefix("http://"), spec))
-    elif error.field == "filter":
-        hint = fix("subscribe", _call(url, {**spec, "entityType": "task"}))
-    elif error.field.startswith("eventTypes"):
+        return "https://" + url.removeprefix("http://"), spec
+    if error.field == "filter":
+        return url, {**spec, "entityType": "task"}
+    if error.field.startswith("eventTypes"):
         valid = [t for t in spec.get("eventTypes") or [] if _valid_type(t)]
-        hint = fix(
-            "subscribe",
-            _call(
-                url,
-                {**spec, "eventTypes": valid}
-                if valid
-                else {**spec, "eventTypes": None, "entityType": spec.get("entityType") or "task"},
-            ),
-        )
+        return url, {**spec, "eventTypes": valid} if valid else {
+            **spec,
+            "eventTypes": None,
+            "entityType": "task",
+        }
+    return None
+
+
+def _refused(error: FilterError, url: str, spec: dict[str, Any]) -> WeftError:
+    """invalid_argument whose Fix: is the corrected call when that call is accepted, else the list."""
+    hint: Hint = fix("list_subscriptions")
+    corrected = _corrected(error, url, spec)
+    if corrected is not None:
+        try:
+            _checked(*corrected)
+        except WeftError:
+            pass
+        else:
+            hint = fix("subscribe", _call(*corrected))
     return invalid_argument(error.field, error.reason, fix_hint=hint)
 
 

@@ -179,3 +179,10 @@ def test_disable_emits_once(ws_a, alice, public_dns):
     assert Event.objects.filter(type="subscription.disabled").count() == 1
     stored = Subscription.objects.get()
     assert (stored.state, stored.disabled_reason) == (Subscription.DISABLED, "the receiver answered 410 Gone")
+
+
+def test_a_correction_that_would_be_refused_too_is_not_offered(ws_a, alice, monkeypatch):
+    fake_dns(monkeypatch, {}, default=None)
+    with pytest.raises(WeftError) as refused:
+        _create(ws_a, alice, url="http://127.0.0.1:8000/in")
+    assert refused.value.fix.lines() == ["Fix: list_subscriptions {}"]
