@@ -50,12 +50,15 @@ async def subscribe(
     ] = None,
     entityId: Annotated[
         str | None,
-        Field(max_length=rules.ENTITY_ID, description="Receive only events of this one entity id."),
+        Field(
+            max_length=rules.ENTITY_ID,
+            description="Receive only events of this one entity (give entityType too), e.g. a task's id.",
+        ),
     ] = None,
 ) -> Annotated[CallToolResult, SubscribeOutput]:
     """Send this workspace's events to a URL as signed webhooks. A filter is required: eventTypes,
-    entityType or entityId (all given parts must match). Owners' and admins' agents only; at most 50
-    per workspace. The answer carries the signing secret once."""
+    entityType, or one entity (entityType and entityId); all given parts must match. Owners' and
+    admins' agents only; at most 50 per workspace. The answer carries the signing secret once."""
 
     def run(c: AgentConnection) -> Any:
         return services.subscription_create(

@@ -99,7 +99,13 @@ def clean_filter(*, event_types: Sequence[Any] | None, entity_type: Any, entity_
         entity_id=_text("entityId", entity_id, ENTITY_ID),
     )
     if not (result.event_types or result.entity_type or result.entity_id):
-        raise FilterError("filter", "give eventTypes, entityType or entityId (a subscription needs a filter)")
+        raise FilterError(
+            "filter",
+            "give eventTypes, entityType, or entityType with entityId (a subscription needs a filter)",
+        )
+    if result.entity_id and not result.entity_type:
+        # Ids are per entity type: task 7 and run 7 are different entities.
+        raise FilterError("entityType", "give the entity's type with entityId (ids are counted per type)")
     return result
 
 

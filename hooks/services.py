@@ -33,7 +33,7 @@ def _corrected(error: FilterError, url: str, spec: dict[str, Any]) -> tuple[str,
     """The refused call with the refused part replaced by a valid value, where Weft knows one."""
     if error.field == "url" and url.startswith("http://") and "https" in error.reason:
         return "https://" + url.removeprefix("http://"), spec
-    if error.field == "filter":
+    if error.field in {"filter", "entityType"} and not spec.get("entityType"):
         return url, {**spec, "entityType": "task"}
     if error.field.startswith("eventTypes"):
         valid = [t for t in spec.get("eventTypes") or [] if _valid_type(t)]

@@ -24,8 +24,8 @@ CASES: dict[str, Any] = {
     # a made-up id does (what it would create belongs to the caller's workspace anyway).
     "subscribe": lambda a: (
         Refused(
-            {"url": "https://10.0.0.1/in", "entityId": str(task_id)},
-            {"url": "https://10.0.0.1/in", "entityId": str(MISSING_ID)},
+            {"url": "https://10.0.0.1/in", "entityType": "task", "entityId": str(task_id)},
+            {"url": "https://10.0.0.1/in", "entityType": "task", "entityId": str(MISSING_ID)},
             "invalid_argument",
         )
         for task_id in a.task_ids[:1]

@@ -165,7 +165,7 @@ def test_workspace_b_never_receives_workspace_a_events(ws_a, alice, ws_b, carol,
     relay.skip()
     task = _task(ws_a, alice)
     assert relay() == []
-    _subscribe(ws_b, carol, receiver.url, event_types=None, entity_id=str(task.pk))
+    _subscribe(ws_b, carol, receiver.url, event_types=None, entity_type="task", entity_id=str(task.pk))
     relay.skip()
     _task(ws_a, alice, "another")
     from boards.services import task_update

@@ -35,8 +35,9 @@ def test_it_requires_a_filter():
         ({"event_types": [3]}, "eventTypes[0]"),
         ({"entity_type": "Task!"}, "entityType"),
         ({"entity_type": "t" * 33}, "entityType"),
-        ({"entity_id": "1" * 65}, "entityId"),
-        ({"entity_id": "1\x002"}, "entityId"),
+        ({"entity_type": "task", "entity_id": "1" * 65}, "entityId"),
+        ({"entity_type": "task", "entity_id": "1\x002"}, "entityId"),
+        ({"entity_id": "7"}, "entityType"),
     ],
 )
 def test_it_refuses_a_filter_part_past_its_rule(spec, field):

@@ -51,12 +51,15 @@ def test_subscribe_list_unsubscribe(alice, ws_a, public_dns):
 def test_a_refusal_names_the_corrected_call(alice, ws_a, public_dns):
     token, _ = agent_token(alice, ws_a)
     [refused] = asyncio.run(
-        _calls(token, [("subscribe", {"url": "http://hooks.example.com/in", "entityId": "7"})])
+        _calls(
+            token,
+            [("subscribe", {"url": "http://hooks.example.com/in", "entityType": "task", "entityId": "7"})],
+        )
     )
     assert refused["isError"]
     assert refused["structuredContent"]["error"]["code"] == "invalid_argument"
     assert refused["structuredContent"]["_next_action"] == (
-        'Fix: subscribe {"entityId": "7", "url": "https://hooks.example.com/in"}'
+        'Fix: subscribe {"entityId": "7", "entityType": "task", "url": "https://hooks.example.com/in"}'
     )
 
 
