@@ -85,8 +85,11 @@ async def unsubscribe(
 
 
 async def list_subscriptions() -> Annotated[CallToolResult, HintedOutput]:
-    """This workspace's webhook subscriptions: URL, filter, and whether a 410 disabled them."""
-    return await call_as_connection(lambda c: selectors.subscriptions_list(workspace=c.workspace))
+    """This workspace's webhook subscriptions: URL, filter, and whether a 410 disabled them (owners'
+    and admins' agents only)."""
+    return await call_as_connection(
+        lambda c: selectors.subscriptions_list(workspace=c.workspace, by_connection=c)
+    )
 
 
 def _writes(*, idempotent: bool, destructive: bool) -> ToolAnnotations:

@@ -1,8 +1,9 @@
 """Subscription writes, one transaction each, keyword-only arguments; each emits its event.
 
-Subscriptions are managed by the workspace's owners and admins, on the web and through their
-agents alike. Delivery bookkeeping (hooks/delivery.py) emits no events: an event per attempt
-would feed the log with its own deliveries, and a subscriber of those would never go quiet.
+Subscriptions are seen and managed by the workspace's owners and admins only, on the web and
+through their agents alike (`require_manager`). Delivery bookkeeping (hooks/delivery.py) emits
+no events: an event per attempt would feed the log with its own deliveries, and a subscriber of
+those would never go quiet.
 """
 
 from __future__ import annotations
@@ -85,9 +86,7 @@ def require_manager(
         "permission_denied",
         f"only owners and admins of workspace {workspace.slug} (or their agents) manage webhooks",
         details={"workspace": workspace.slug},
-        fix=wait(
-            f"an owner or admin of workspace {workspace.slug} manages its webhooks", "list_subscriptions"
-        ),
+        fix=wait(f"an owner or admin of workspace {workspace.slug} manages its webhooks", "get_my_work"),
     )
 
 

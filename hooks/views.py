@@ -39,7 +39,7 @@ def managing_view(view: View) -> View:
 def _page(
     request: HttpRequest, seat: Seat, form: SubscriptionForm, *, status: int = 200, **extra: Any
 ) -> HttpResponse:
-    listing = selectors.subscriptions_list(workspace=seat.workspace)
+    listing = selectors.subscriptions_list(workspace=seat.workspace, by_seat=seat)
     context = {
         "seat": seat,
         "workspace": seat.workspace,

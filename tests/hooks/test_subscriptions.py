@@ -48,7 +48,7 @@ def test_the_secret_is_shown_once_and_stored_only_sealed(ws_a, alice, public_dns
     assert created.payload()["secret"] == secret
     stored = Subscription.objects.get(pk=created.subscription.pk)
     assert secret not in stored.secret_sealed and vault.unseal(stored.secret_sealed) == secret
-    listing = subscriptions_list(workspace=ws_a)
+    listing = subscriptions_list(workspace=ws_a, by_seat=_seat(ws_a, alice))
     assert secret not in listing.summary() and secret not in str(listing.payload())
     assert not any(secret in str(e.payload) for e in Event.objects.all())
 
@@ -152,6 +152,9 @@ def test_members_and_their_agents_may_not_manage_subscriptions(ws_a, alice, bob,
     )
     with pytest.raises(WeftError, match="owners and admins"):
         subscription_delete(subscription=created.subscription, by_connection=bobs_agent)
+    with pytest.raises(WeftError, match="owners and admins"):
+        subscriptions_list(workspace=ws_a, by_connection=bobs_agent)
+    assert len(subscriptions_list(workspace=ws_a, by_connection=alices_agent).subscriptions) == 1
     assert not Subscription.objects.exclude(pk=created.subscription.pk).exists()
 
 

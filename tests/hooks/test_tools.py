@@ -91,5 +91,8 @@ def test_a_members_agent_is_told_to_wait_for_an_admin(alice, ws_a, bob, public_d
     token, _ = agent_token(bob, ws_a)
     [refused] = asyncio.run(_calls(token, [("subscribe", {"url": URL, "entityType": "task"})]))
     assert refused["structuredContent"]["error"]["code"] == "permission_denied"
-    assert refused["structuredContent"]["_next_action"].startswith("Wait: an owner or admin of workspace")
+    assert refused["structuredContent"]["_next_action"] == (
+        f"Wait: an owner or admin of workspace {ws_a.slug} manages its webhooks;"
+        " check again with get_my_work {}"
+    )
     assert not Subscription.objects.exists()
