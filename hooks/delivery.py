@@ -8,7 +8,7 @@ embedded timer runs `hooks.deliver_due` every few seconds instead. A sender take
 with a compare-and-set on `next_attempt_at`, so one attempt goes out per round even with many
 senders; a sender that dies mid-attempt leaves it due again after IN_FLIGHT (at least once).
 The embedded timer runs its tasks one after another, so a round of hanging receivers holds its
-other work back by at most one timeout (attempts run in parallel, SENDERS at a time).
+other work back by at most BATCH / SENDERS timeouts (25 s; attempts run SENDERS at a time).
 """
 
 from __future__ import annotations
