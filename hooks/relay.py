@@ -10,6 +10,7 @@ deliveries are created in their own transaction right after the write commits.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import UTC
 from typing import Any
 
 from django.db import transaction
@@ -22,12 +23,13 @@ def _envelope(event: Any) -> dict[str, Any]:
     envelope: Callable[[Any], dict[str, Any]] | None = getattr(log, "envelope", None)
     if envelope is not None:
         return envelope(event)
+    occurred = event.created_at.astimezone(UTC).isoformat(timespec="milliseconds")
     return {
         "id": str(event.seq),
         "type": event.type,
-        "workspace": str(event.workspace_id),
+        "workspace": event.workspace.slug,
         "entity": {"type": event.entity_type, "id": str(event.entity_id)},
-        "occurredAt": event.created_at.isoformat(),
+        "occurredAt": occurred.replace("+00:00", "Z"),
         "data": event.payload,
     }
 
