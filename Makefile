@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-sqlite test-postgres check lint typecheck audit-hints fuzz bench-mcp mutate mutate-quick venv clean
+.PHONY: run test test-sqlite test-postgres check lint typecheck structure audit-hints fuzz bench-mcp mutate mutate-quick venv clean
 
 $(STAMP): requirements/base.txt requirements/dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || (command -v pyenv >/dev/null && $$(pyenv root)/versions/$$(cat .python-version)/bin/python -m venv $(VENV))
@@ -37,7 +37,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy .
 
-check: lint typecheck test
+# The layering, template, size and copy rules of docs/architecture.md (tools/check_structure.py).
+structure: $(STAMP)
+	$(PY) tools/check_structure.py
+
+check: lint typecheck structure test
 
 audit-hints: $(STAMP)
 	$(PY) -m pytest -q tests/mcp/test_hint_audit.py --audit-report

@@ -12,6 +12,8 @@ from django.db import models
 from django.utils import timezone
 from django.utils.text import slugify
 
+from accounts import roles
+
 
 class UserManager(BaseUserManager["User"]):
     use_in_migrations = True
@@ -141,10 +143,10 @@ class Workspace(models.Model):
 class Seat(models.Model):
     """A user's membership of a workspace: what a paid plan is billed on."""
 
-    OWNER = "owner"
-    ADMIN = "admin"
-    MEMBER = "member"
-    ROLES = [(OWNER, "Owner"), (ADMIN, "Admin"), (MEMBER, "Member")]
+    OWNER = roles.OWNER
+    ADMIN = roles.ADMIN
+    MEMBER = roles.MEMBER
+    ROLES = roles.ROLES
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="seats")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="seats")
@@ -159,7 +161,7 @@ class Seat(models.Model):
 
     @property
     def can_manage(self) -> bool:
-        return self.role in {self.OWNER, self.ADMIN}
+        return roles.can_manage(self.role)
 
 
 def month_start(day: date) -> date:
@@ -245,7 +247,3 @@ class AgentConnection(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.user} in {self.workspace})"
-
-    @property
-    def is_active(self) -> bool:
-        return self.revoked_at is None

@@ -8,7 +8,7 @@ accounts.oauth_redirects wherever a client names them.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from django import forms
@@ -29,9 +29,10 @@ from oauthlib.oauth2.rfc6749.errors import (
     InvalidRequestError,
 )
 
+from accounts import selectors
 from accounts.access import find_seat
 from accounts.connections import connection_authorize
-from accounts.models import Seat
+from accounts.models import User
 from accounts.oauth_ratelimit import rate_hit
 from accounts.oauth_redirects import redirect_uri_problem, refuse_registration
 
@@ -83,17 +84,14 @@ class ConsentView(AuthorizationView):
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
-        seats = list(
-            Seat.objects.select_related("workspace")
-            .filter(user=self.request.user)
-            .order_by("workspace__name")
-        )
+        seats = selectors.seats_by_workspace_name(cast(User, self.request.user))
         redirect_uri = self.oauth2_data.get("redirect_uri") or self.request.POST.get("redirect_uri", "")
         parts = urlsplit(redirect_uri or "")
         context.update(
             seats=seats,
             redirect_host=parts.hostname or parts.scheme or redirect_uri,
-            redirect_scheme=parts.scheme,
+            # A native app's own scheme is named; the web's http(s) goes without saying.
+            app_scheme="" if parts.scheme in ("http", "https") else parts.scheme,
             mcp_url=settings.WEFT_MCP_URL,
         )
         return context

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import cast
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from accounts import services
+from accounts import roles, selectors, services
 from accounts.access import (
     access_invitation,
     access_managing_seat,
@@ -22,7 +21,8 @@ from accounts.access import (
 )
 from accounts.context_processors import LAST_WORKSPACE_KEY
 from accounts.forms import InviteForm, RoleForm, WorkspaceForm
-from accounts.models import Invitation, Seat, Usage, User, next_month_start
+from accounts.models import Seat, User, next_month_start
+from accounts.plans import plan_price
 from boards import clock
 from weft.errors import WeftError
 
@@ -35,11 +35,8 @@ def _user(request: HttpRequest) -> User:
 
 
 def workspace_landing_url(slug: str) -> str:
-    """The workspace's board, or its dashboard while no board page exists."""
-    try:
-        return reverse("boards:board", kwargs={"slug": slug})
-    except NoReverseMatch:
-        return reverse("workspace_dashboard", kwargs={"slug": slug})
+    """Where a person lands in a workspace: its board."""
+    return reverse("boards:board", kwargs={"slug": slug})
 
 
 def _remember(request: HttpRequest, slug: str) -> None:
@@ -52,13 +49,7 @@ def home(request: HttpRequest) -> HttpResponse:
         return redirect("account_login")
     last = request.session.get(LAST_WORKSPACE_KEY)
     seat = find_seat(_user(request), last) if last else None
-    seat = (
-        seat
-        or Seat.objects.filter(user=_user(request))
-        .select_related("workspace")
-        .order_by("-created_at")
-        .first()
-    )
+    seat = seat or selectors.latest_seat(_user(request))
     if seat is None:
         return redirect("workspace_create")
     return redirect(workspace_landing_url(seat.workspace.slug))
@@ -66,7 +57,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def workspace_new(request: HttpRequest) -> HttpResponse:
-    first = not Seat.objects.filter(user=_user(request)).exists()
+    first = not selectors.has_seat(_user(request))
     form = WorkspaceForm(request.POST or None)
     # An agent's consent page sends a person without a workspace here and wants them back.
     next_url = request.POST.get("next") or request.GET.get("next") or ""
@@ -93,16 +84,12 @@ def workspace_switch(request: HttpRequest, slug: str) -> HttpResponse:
 def workspace_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     seat = access_seat(_user(request), slug)
     _remember(request, seat.workspace.slug)
-    try:
-        board_url = reverse("boards:board", kwargs={"slug": slug})
-    except NoReverseMatch:
-        board_url = ""
     context = {
         "seat": seat,
         "workspace": seat.workspace,
-        "board_url": board_url,
+        "board_url": workspace_landing_url(slug),
         "people": seat.workspace.seats.count(),
-        "usage": _usage_rows(seat),
+        "usage": selectors.usage_rows(seat),
     }
     return render(request, "accounts/dashboard.html", context)
 
@@ -122,42 +109,26 @@ def workspace_leave(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("home")
 
 
-def _usage_rows(seat: Seat, now: datetime | None = None) -> list[dict[str, object]]:
-    rows = []
-    for kind, counter in services.usage_for(workspace=seat.workspace, now=now).items():
-        used = counter["used"] or 0
-        limit = counter["limit"]
-        rows.append(
-            {
-                "label": dict(Usage.KINDS)[kind],
-                "used": used,
-                "limit": limit,
-                "percent": min(100, round(100 * used / limit)) if limit else 0,
-                "full": limit is not None and used >= limit,
-            }
-        )
-    return rows
-
-
 @login_required
 def workspace_plan(request: HttpRequest, slug: str) -> HttpResponse:
     seat = access_seat(_user(request), slug)
     workspace = seat.workspace
     seats = workspace.seats.count()
     plan = workspace.plan
-    yearly = workspace.billing_period == workspace.BILLING_YEARLY
-    per_seat = plan.seat_price_year_cents if yearly else plan.seat_price_month_cents
     now = clock.db_now()
     context = {
         "seat": seat,
         "workspace": workspace,
         "plan": plan,
+        "is_free": plan.code == plan.FREE,
         "seats": seats,
-        "yearly": yearly,
-        "price_month": plan.seat_price_month_cents / 100,
-        "price_year": plan.seat_price_year_cents / 100,
-        "total": per_seat * seats / 100,
-        "usage": _usage_rows(seat, now),
+        "price": plan_price(
+            month_cents=plan.seat_price_month_cents,
+            year_cents=plan.seat_price_year_cents,
+            yearly=workspace.billing_period == workspace.BILLING_YEARLY,
+            seats=seats,
+        ),
+        "usage": selectors.usage_rows(seat, now),
         "resets_on": next_month_start(now.date()),
     }
     return render(request, "accounts/plan.html", context)
@@ -166,23 +137,13 @@ def workspace_plan(request: HttpRequest, slug: str) -> HttpResponse:
 def _members_page(
     request: HttpRequest, seat: Seat, invite_form: InviteForm | None = None, status: int = 200
 ) -> HttpResponse:
-    workspace = seat.workspace
-    members = workspace.seats.select_related("user").order_by("created_at")
-    pending = [
-        i
-        for i in Invitation.objects.filter(workspace=workspace, accepted_at=None, revoked_at=None).order_by(
-            "-created_at"
-        )
-        if i.is_pending
-    ]
     context = {
         "seat": seat,
-        "workspace": workspace,
-        "members": members,
-        "pending": pending,
+        "workspace": seat.workspace,
+        "rows": selectors.member_rows(seat),
+        "pending": selectors.pending_invitations(seat.workspace_id),
         "invite_form": invite_form or InviteForm(inviter=seat),
-        "roles": Seat.ROLES,
-        "owner_count": sum(1 for m in members if m.role == Seat.OWNER),
+        "roles": roles.assignable_roles(seat.role),
     }
     return render(request, "accounts/members.html", context, status=status)
 
@@ -294,7 +255,7 @@ def invite_accept(request: HttpRequest, token: str) -> HttpResponse:
         invitation = services.invitation_check(token=token, user=user)
     except WeftError as error:
         return _invitation_problem(request, error)
-    has_account = user is not None or User.objects.filter(email__iexact=invitation.email).exists()
+    has_account = user is not None or selectors.email_has_account(invitation.email)
     return render(
         request,
         "accounts/invitation.html",

@@ -48,7 +48,7 @@ class WorkspaceConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json(
             {
                 "type": "event",
-                "seq": message["seq"],
+                "position": message["position"],
                 "event": message["event"],
                 "entity_type": message["entity_type"],
                 "entity_id": message["entity_id"],

@@ -11,7 +11,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from django.db import transaction
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -289,14 +288,12 @@ async def search(
 
 Column = Literal["backlog", "todo", "done", "dropped"]
 NewColumn = Literal["backlog", "todo"]
-ReviewMinutes = Annotated[
-    int,
-    Field(
-        ge=limits.REVIEW_MINUTES_MIN,
-        le=limits.REVIEW_MINUTES_MAX,
-        description="Minutes a person's review takes (agents may raise it, not lower it).",
-    ),
-]
+REVIEW_MINUTES = Field(
+    ge=limits.REVIEW_MINUTES_MIN,
+    le=limits.REVIEW_MINUTES_MAX,
+    description="Minutes a person's review takes (agents may raise it, not lower it).",
+)
+ReviewMinutes = Annotated[int, REVIEW_MINUTES]
 Priority = Annotated[int, Field(ge=0, le=3, description="0 low, 1 normal, 2 high, 3 urgent.")]
 
 
@@ -354,14 +351,7 @@ async def update_task(
         bool | None,
         Field(description="Switch review on (only a person can switch it off)."),
     ] = None,
-    estimatedReviewMinutes: Annotated[
-        int | None,
-        Field(
-            ge=limits.REVIEW_MINUTES_MIN,
-            le=limits.REVIEW_MINUTES_MAX,
-            description="Minutes a person's review takes (agents may raise it, not lower it).",
-        ),
-    ] = None,
+    estimatedReviewMinutes: Annotated[int | None, REVIEW_MINUTES] = None,
     column: Annotated[
         Column | None,
         Field(
@@ -373,32 +363,24 @@ async def update_task(
     """Change a task's fields or move it between backlog and todo. Agents cannot touch a task that waits
     on a person in the Inbox, switch review off, lower the review estimate, or move a task to done or
     dropped: those answer forbidden with a Wait: line."""
-    changes: dict[str, Any] = {
-        key: value
-        for key, value in {
-            "title": title,
-            "description": description,
-            "priority": priority,
-            "due_at": dueAt,
-            "review_required": reviewRequired,
-            "estimated_review_minutes": estimatedReviewMinutes,
-        }.items()
-        if value is not None
-    }
+    changes = _given(
+        title=title,
+        description=description,
+        priority=priority,
+        due_at=dueAt,
+        review_required=reviewRequired,
+        estimated_review_minutes=estimatedReviewMinutes,
+    )
+    return await call_as_connection(
+        lambda c: services.task_edit(
+            task=access_task(c.workspace, id), column=column, by_connection=c, **changes
+        )
+    )
 
-    def run(c: AgentConnection) -> Any:
-        # One transaction: a refused move leaves the fields of the same call unchanged too.
-        with transaction.atomic():
-            task = access_task(c.workspace, id)
-            result = None
-            if changes or column is None:
-                result = services.task_update(task=task, by_connection=c, **changes)
-            if column is not None:
-                task.refresh_from_db()
-                result = services.task_move(task=task, column=column, by_connection=c)
-            return result
 
-    return await call_as_connection(run)
+def _given(**values: Any) -> dict[str, Any]:
+    """The arguments an agent sent; an omitted (null) one leaves its field as it is."""
+    return {name: value for name, value in values.items() if value is not None}
 
 
 async def noop() -> Annotated[CallToolResult, HintedOutput]:

@@ -29,7 +29,7 @@ def workspace_group(workspace_id: int) -> str:
 def event_message(event: Any) -> dict[str, Any]:
     return {
         "type": MESSAGE_TYPE,
-        "seq": event.seq,
+        "position": event.position,
         "event": event.type,
         "entity_type": event.entity_type,
         "entity_id": str(event.entity_id),
@@ -53,7 +53,7 @@ def push_event(event: Any) -> None:
     if layer is None:
         return
     group, message = workspace_group(event.workspace_id), event_message(event)
-    label = f"{event.workspace_id}#{event.seq}"
+    label = f"{event.workspace_id}#{event.position}"
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:

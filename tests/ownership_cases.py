@@ -14,7 +14,7 @@ may change. It also signs in as alice
 
 Adding a URL:
 
-    CASES["boards:task_detail"] = lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}
+    CASES["boards:task"] = lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}
     CASES["boards:task_move"] = Case(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}, alice_get=None)
 
 - The key is the URL's full name, namespace included ("boards:board").

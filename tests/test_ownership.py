@@ -131,8 +131,16 @@ def test_it_serves_alice(name: str, objects: Objects, alice, client: Client):
     assert client.get(url).status_code == _case(name).alice_get, f"GET {url} as alice"
 
 
-def test_it_documents_the_case_format():
-    assert ownership_cases.__doc__ and "CASES[" in ownership_cases.__doc__
+def test_the_documented_way_to_add_a_url_builds_that_url(objects: Objects):
+    doc = ownership_cases.__doc__ or ""
+    examples = [line.strip() for line in doc.splitlines() if line.strip().startswith("CASES[")]
+    added: dict[str, Any] = {}
+    for example in examples:
+        exec(example, {"CASES": added, "Case": Case})
+    assert len(added) == 2, examples
+    for name, case in added.items():
+        kwargs = (case if isinstance(case, Case) else Case(case)).kwargs(objects)
+        assert reverse(name, kwargs=kwargs).startswith(f"/w/{objects.ws.slug}/"), name
 
 
 MISSING_ID = 987654321

@@ -12,11 +12,11 @@ from weft.models import Event
 
 @admin.register(Event)
 class EventAdmin(admin.ModelAdmin):
-    list_display = ["workspace", "seq", "type", "entity_type", "entity_id", "epoch", "created_at"]
+    list_display = ["workspace", "position", "type", "entity_type", "entity_id", "epoch", "created_at"]
     list_filter = ["type", "entity_type"]
     search_fields = ["workspace__slug", "entity_id", "type"]
     list_select_related = ["workspace"]
-    ordering = ["-created_at", "-seq"]
+    ordering = ["-created_at", "-id"]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         return [f.name for f in Event._meta.fields]

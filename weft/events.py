@@ -1,30 +1,80 @@
-"""The event log: every write appends one event per change, in the writer's own transaction.
+"""The event log: every write appends its events in its own transaction; one relay orders them.
 
-The per-workspace sequence comes from a row-locked counter (`EventSequence`): the increment is
-one `UPDATE ... SET last_seq = last_seq + 1 ... RETURNING`, so concurrent writers in one
-workspace queue on that row and the log has no gaps or duplicates; a rolled-back writer leaves
-neither its event nor its number behind. Fan-out (web socket pushes, webhooks) runs only after
-commit, and a failing consumer never fails the write.
+Writing. `emit()` inserts the event with no position (`position` NULL) inside the writer's
+transaction and touches no shared row, so writers of one workspace never queue on the log. A
+rolled-back writer leaves no event behind.
+
+Ordering. The relay (`relay()`) gives committed events their position, in commit order. It runs
+after every emitting transaction commits (`transaction.on_commit`) and, as a backstop for a
+process that died between its commit and its relay, from a periodic job (`weft.events.relay`,
+every few seconds). Each relay batch is one short transaction of its own: on PostgreSQL it takes
+`pg_advisory_xact_lock(RELAY_LOCK)` (blocking; only relays take it, never writers), then a second
+statement, whose snapshot is therefore taken after the previous relay committed, sets
+`position = nextval('weft_event_position')` on the unpositioned rows it can see, in id order.
+An uncommitted event is invisible to that statement, so an event that commits late is
+positioned by a later relay and gets a later position: a reader that has moved past position N
+never has an event appear below N. Positions are global, unique and increasing, with gaps
+allowed (a rolled-back relay spends sequence values); on SQLite, where writers serialize
+anyway, the relay's IMMEDIATE transaction takes max(position) + 1, 2, ...
+
+Per-entity order is exact: the writers of one task (or run) serialize on its row (a
+compare-and-set UPDATE or SELECT ... FOR UPDATE) before they emit, so the later writer inserts
+its event, and takes its id, only after the earlier one committed. Its id is larger and it is
+committed later, and the relay positions in id order among what has committed, so one entity's
+events are positioned in the order their writers committed.
+
+Relay hooks. `register_relay_hook(fn)`: `fn(events)` is called with each freshly positioned
+batch (in position order) INSIDE the relay's transaction, so a consumer can write rows of its
+own (webhook deliveries) atomically with the positions. A hook that raises rolls the batch
+back: the events stay unpositioned and the next relay tries again, so hooks must only write
+rows and never wait on the network.
+
+Fan-out. `register_fanout(fn)`: `fn(event)` is called for every event after the relay that
+positioned it has committed (web socket pushes), exactly once, from whichever process relayed
+it; a failing consumer never fails the write or the relay.
+
+Reading (webhooks, the SSE stream):
+- `read(workspace_id=, after=, limit=, types=, entity_type=, entity_id=)` -> positioned events
+  with position > `after`, in position order. Cursors are positions; start from 0.
+- `oldest_position(workspace_id)` -> the lowest position the workspace still holds, or None.
+- `trimmed_through()` -> every position at or below it is gone; a cursor below it is older than
+  retention (send `gap`); resume such a reader from it.
+- `envelope(event)` -> the public payload `{id, type, workspace, entity: {type, id}, occurredAt,
+  data}` (id: the position as a string; workspace: the workspace's slug).
+- `trim(older_than=RETENTION)`, daily: deletes positioned events older than retention.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
+from datetime import UTC, timedelta
+from functools import partial
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import Min
+from django.utils import timezone
 
-from weft.models import Event, EventSequence
+from weft.models import Event
 
 log = logging.getLogger(__name__)
 
 Fanout = Callable[[Event], None]
+RelayHook = Callable[[list[Event]], None]
 _fanouts: list[Fanout] = []
+_relay_hooks: list[RelayHook] = []
+
+RELAY_BATCH = 500
+RELAY_LOCK = 0x7765667472656C61  # "weftrela": the advisory lock key only relays take
+SEQUENCE = "weft_event_position"
+READ_LIMIT = 1000
+RETENTION = timedelta(days=7)
+TRIM_BATCH = 5000
 
 
 def register_fanout(fn: Fanout) -> None:
-    """Call `fn(event)` after commit for every event (registering twice is harmless)."""
+    """Call `fn(event)` once the event is positioned and committed (registering twice is harmless)."""
     if fn not in _fanouts:
         _fanouts.append(fn)
 
@@ -34,21 +84,15 @@ def unregister_fanout(fn: Fanout) -> None:
         _fanouts.remove(fn)
 
 
-def _next_seq(workspace_id: int) -> int:
-    table = connection.ops.quote_name(EventSequence._meta.db_table)
-    sql = f"UPDATE {table} SET last_seq = last_seq + 1 WHERE workspace_id = %s RETURNING last_seq"  # noqa: S608
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [workspace_id])
-        row = cursor.fetchone()
-        if row is None:
-            # First event of the workspace: create the counter (a racing creator is harmless).
-            EventSequence.objects.bulk_create(
-                [EventSequence(workspace_id=workspace_id, last_seq=0)], ignore_conflicts=True
-            )
-            cursor.execute(sql, [workspace_id])
-            row = cursor.fetchone()
-    assert row is not None
-    return int(row[0])
+def register_relay_hook(fn: RelayHook) -> None:
+    """Call `fn(events)` with each positioned batch inside the relay's transaction (see above)."""
+    if fn not in _relay_hooks:
+        _relay_hooks.append(fn)
+
+
+def unregister_relay_hook(fn: RelayHook) -> None:
+    if fn in _relay_hooks:
+        _relay_hooks.remove(fn)
 
 
 def emit(
@@ -60,25 +104,160 @@ def emit(
     payload: Mapping[str, Any],
     epoch: int | None = None,
 ) -> Event:
-    """Append one event to the workspace's log; must run inside the writer's transaction."""
+    """Append one unpositioned event to the log; must run inside the writer's transaction."""
     if not connection.in_atomic_block:
         raise RuntimeError("emit() must run inside the writer's transaction")
     event = Event.objects.create(
         workspace_id=workspace_id,
-        seq=_next_seq(workspace_id),
         type=type,
         entity_type=entity_type,
         entity_id=str(entity_id),
         payload=dict(payload),
         epoch=epoch,
     )
-    transaction.on_commit(lambda: _fan_out(event))
+    # One callback per event: the first positions the whole transaction's events, the others
+    # find nothing waiting and stop after one indexed probe.
+    transaction.on_commit(_relay_after_commit)
     return event
 
 
-def _fan_out(event: Event) -> None:
-    for fn in list(_fanouts):
-        try:
-            fn(event)
-        except Exception:
-            log.exception("event fan-out %r failed for %s", fn, event)
+def _relay_after_commit() -> None:
+    try:
+        relay()
+    except Exception:
+        # The write has committed; the periodic relay positions what this one could not.
+        log.exception("relay after commit failed; the periodic relay will position the events")
+
+
+def relay(*, batch: int = RELAY_BATCH) -> list[Event]:
+    """Position every committed, unpositioned event, in id order; returns them in position order."""
+    positioned: list[Event] = []
+    while Event.objects.filter(position__isnull=True).exists():
+        with transaction.atomic():
+            events = _position_batch(batch)
+            if events:
+                for hook in list(_relay_hooks):
+                    hook(events)
+                transaction.on_commit(partial(_fan_out, events))
+        positioned += events
+        if len(events) < batch:
+            break
+    return positioned
+
+
+def _position_batch(batch: int) -> list[Event]:
+    table = connection.ops.quote_name(Event._meta.db_table)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [RELAY_LOCK])
+            # A new statement, a new snapshot: it sees every event committed before the lock.
+            # nextval() in the select list runs after ORDER BY and LIMIT (PostgreSQL's SELECT
+            # reference), so positions follow id order; the CTE is evaluated once.
+            cursor.execute(
+                f"WITH batch AS (SELECT id, nextval('{SEQUENCE}') AS position FROM {table} "  # noqa: S608
+                "WHERE position IS NULL ORDER BY id LIMIT %s) "
+                f"UPDATE {table} SET position = batch.position FROM batch WHERE {table}.id = batch.id "
+                f"RETURNING {table}.id",
+                [batch],
+            )
+        else:
+            # The IMMEDIATE transaction holds SQLite's one write lock: no writer commits meanwhile.
+            cursor.execute(f"SELECT COALESCE(MAX(position), 0) FROM {table}")  # noqa: S608
+            (base,) = cursor.fetchone()
+            cursor.execute(
+                f"WITH batch AS MATERIALIZED (SELECT id, ROW_NUMBER() OVER (ORDER BY id) AS n "  # noqa: S608
+                f"FROM {table} WHERE position IS NULL ORDER BY id LIMIT %s) "
+                f"UPDATE {table} SET position = %s + batch.n FROM batch WHERE {table}.id = batch.id "
+                "RETURNING id",
+                [batch, base],
+            )
+        ids = [row[0] for row in cursor.fetchall()]
+    if not ids:
+        return []
+    return list(Event.objects.filter(pk__in=ids).select_related("workspace").order_by("position"))
+
+
+def _fan_out(events: list[Event]) -> None:
+    for event in events:
+        for fn in list(_fanouts):
+            try:
+                fn(event)
+            except Exception:
+                log.exception("event fan-out %r failed for %s", fn, event)
+
+
+def read(
+    *,
+    workspace_id: int,
+    after: int,
+    limit: int,
+    types: Collection[str] | None = None,
+    entity_type: str | None = None,
+    entity_id: object | None = None,
+) -> list[Event]:
+    """The workspace's positioned events after the cursor `after`, oldest first, at most `limit`."""
+    events = Event.objects.filter(workspace_id=workspace_id, position__gt=after)
+    if types:
+        events = events.filter(type__in=list(types))
+    if entity_type is not None:
+        events = events.filter(entity_type=entity_type)
+    if entity_id is not None:
+        events = events.filter(entity_id=str(entity_id))
+    limit = max(1, min(limit, READ_LIMIT))
+    return list(events.select_related("workspace").order_by("position")[:limit])
+
+
+def oldest_position(workspace_id: int) -> int | None:
+    """The lowest position the workspace's log still holds; None when it holds none."""
+    held = Event.objects.filter(workspace_id=workspace_id, position__isnull=False)
+    return held.aggregate(p=Min("position"))["p"]
+
+
+def trimmed_through() -> int:
+    """Every position at or below this one is gone from the log (0 when nothing was trimmed).
+
+    `trim()` deletes from the bottom of the log and always keeps its newest event, so the lowest
+    position held marks the trim. A deleted workspace takes its events with it and may raise that
+    mark: a cursor below it is then told it is older than retention, which only makes the
+    reader re-sync.
+    """
+    lowest = Event.objects.filter(position__isnull=False).aggregate(p=Min("position"))["p"]
+    return 0 if lowest is None else lowest - 1
+
+
+def envelope(event: Event) -> dict[str, Any]:
+    """The public payload of a positioned event, as webhooks and the stream send it."""
+    if event.position is None:
+        raise ValueError("only a positioned event has a public id")
+    occurred = event.created_at.astimezone(UTC).isoformat(timespec="milliseconds")
+    return {
+        "id": str(event.position),
+        "type": event.type,
+        "workspace": event.workspace.slug,
+        "entity": {"type": event.entity_type, "id": event.entity_id},
+        "occurredAt": occurred.replace("+00:00", "Z"),
+        "data": event.payload,
+    }
+
+
+def trim(*, older_than: timedelta = RETENTION, batch: int = TRIM_BATCH) -> int:
+    """Delete positioned events older than `older_than` from the bottom of the log; returns how many.
+
+    The log is cut just below its first event still within retention (an old event positioned
+    above that one stays until a later trim), and its newest event always stays (see
+    trimmed_through), so only events older than retention go.
+    """
+    cutoff = timezone.now() - older_than
+    held = Event.objects.filter(position__isnull=False).order_by("position")
+    positions = held.values_list("position", flat=True)
+    newest = positions.last()
+    if newest is None:
+        return 0
+    first_kept = positions.filter(created_at__gte=cutoff).first()
+    keep_from = newest if first_kept is None else first_kept
+    deleted = 0
+    while doomed := list(
+        Event.objects.filter(position__lt=keep_from).order_by("position").values_list("pk", flat=True)[:batch]
+    ):
+        deleted += Event.objects.filter(pk__in=doomed).delete()[0]
+    return deleted

@@ -141,12 +141,22 @@ def marker_lines(text: str) -> list[str]:
 
 def problems(text: str, payload: Mapping[str, Any] | None = None, *, cli: bool = False) -> list[str]:
     """Every way a rendered response breaks the five rules; empty when it keeps them."""
-    found: list[str] = []
     tail = marker_lines(text)
     markers = [line for line in tail if not line.startswith("Error: ")]
     if not markers:
         return ["presence: the text does not end with a marker line"]
-    kinds = [line.split(":", 1)[0].rstrip(".") for line in markers]
+    has_error = any(line.startswith("Error: ") for line in tail)
+    found = _sequence_problems([line.split(":", 1)[0].rstrip(".") for line in markers], has_error=has_error)
+    for line in markers:
+        found.extend(_line_problems(line, cli=cli))
+    if payload is not None:
+        found.extend(_payload_problems(payload, markers))
+    return found
+
+
+def _sequence_problems(kinds: list[str], *, has_error: bool) -> list[str]:
+    """Determinism and conditionality: which marker kinds may end a response, in which order."""
+    found = []
     if kinds.count("Next") > 1:
         found.append("determinism: more than one Next:")
     if "Done" in kinds and len(kinds) > 1:
@@ -155,43 +165,53 @@ def problems(text: str, payload: Mapping[str, Any] | None = None, *, cli: bool =
         found.append("conditionality: Or: without a Next: before it")
     if len(kinds) > 2 or (len(kinds) == 2 and kinds != ["Next", "Or"]):
         found.append(f"determinism: more than one next action {kinds}")
-    has_error = any(line.startswith("Error: ") for line in tail)
     if "Fix" in kinds and not has_error:
         found.append("conditionality: Fix: without an Error: line")
-    for line in markers:
-        if line == "Done.":
-            continue
-        body = line.split(": ", 1)[1] if ": " in line else ""
-        if not body:
-            found.append(f"actionability: empty marker line {line!r}")
-            continue
-        if _PLACEHOLDER.search(body):
-            found.append(f"actionability: placeholder in {line!r}")
-        if line.startswith(("Next:", "Or:", "Fix:")):
-            if cli:
-                if not _CLI_CALL.match(body):
-                    found.append(f"actionability: not a complete CLI call {line!r}")
-            else:
-                match = _CALL.match(body)
-                if not match:
-                    found.append(f"actionability: not a complete call {line!r}")
-                else:
-                    try:
-                        json.loads(match["args"])
-                    except ValueError:
-                        found.append(f"actionability: arguments are not JSON in {line!r}")
-    if payload is not None:
-        if "_next_action" not in payload:
-            found.append("presence: JSON has no _next_action")
-        else:
-            expected = markers[0]
-            actual = payload["_next_action"]
-            if not (actual == expected or (actual is None and expected == "Done.")):
-                found.append(f"consistency: _next_action {actual!r} != text {expected!r}")
-            if len(markers) > 1 and payload.get("_or_action") != markers[1]:
-                found.append("consistency: _or_action does not match the Or: line")
-            if len(markers) == 1 and payload.get("_or_action"):
-                found.append("consistency: _or_action without an Or: line")
+    return found
+
+
+def _line_problems(line: str, *, cli: bool) -> list[str]:
+    """Actionability of one marker line: a body without placeholders, and a complete call to act on."""
+    if line == "Done.":
+        return []
+    body = line.split(": ", 1)[1] if ": " in line else ""
+    if not body:
+        return [f"actionability: empty marker line {line!r}"]
+    found = []
+    if _PLACEHOLDER.search(body):
+        found.append(f"actionability: placeholder in {line!r}")
+    if line.startswith(("Next:", "Or:", "Fix:")):
+        found.extend(_call_problems(line, body, cli=cli))
+    return found
+
+
+def _call_problems(line: str, body: str, *, cli: bool) -> list[str]:
+    """A Next:/Or:/Fix: body is a whole CLI call or a tool name with JSON arguments."""
+    if cli:
+        return [] if _CLI_CALL.match(body) else [f"actionability: not a complete CLI call {line!r}"]
+    match = _CALL.match(body)
+    if not match:
+        return [f"actionability: not a complete call {line!r}"]
+    try:
+        json.loads(match["args"])
+    except ValueError:
+        return [f"actionability: arguments are not JSON in {line!r}"]
+    return []
+
+
+def _payload_problems(payload: Mapping[str, Any], markers: list[str]) -> list[str]:
+    """Consistency: the JSON's `_next_action` and `_or_action` say what the marker lines say."""
+    if "_next_action" not in payload:
+        return ["presence: JSON has no _next_action"]
+    found = []
+    expected = markers[0]
+    actual = payload["_next_action"]
+    if not (actual == expected or (actual is None and expected == "Done.")):
+        found.append(f"consistency: _next_action {actual!r} != text {expected!r}")
+    if len(markers) > 1 and payload.get("_or_action") != markers[1]:
+        found.append("consistency: _or_action does not match the Or: line")
+    if len(markers) == 1 and payload.get("_or_action"):
+        found.append("consistency: _or_action without an Or: line")
     return found
 
 

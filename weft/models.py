@@ -1,4 +1,4 @@
-"""The durable, ordered, per-workspace event log that every write appends to."""
+"""The durable event log that every write appends to, positioned in commit order by the relay."""
 
 from __future__ import annotations
 
@@ -6,21 +6,11 @@ from django.db import models
 from django.utils import timezone
 
 
-class EventSequence(models.Model):
-    """The last sequence number handed out in a workspace; its row lock orders the log."""
-
-    workspace = models.OneToOneField(
-        "accounts.Workspace", on_delete=models.CASCADE, primary_key=True, related_name="+"
-    )
-    last_seq = models.PositiveBigIntegerField(default=0)
-
-    def __str__(self) -> str:
-        return f"{self.workspace_id}@{self.last_seq}"
-
-
 class Event(models.Model):
+    """One change in a workspace's log; the relay sets `position` once the writer has committed."""
+
     workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="events")
-    seq = models.PositiveBigIntegerField()
+    position = models.PositiveBigIntegerField(null=True, blank=True, unique=True)
     type = models.CharField(max_length=64)
     entity_type = models.CharField(max_length=32)
     entity_id = models.CharField(max_length=64)
@@ -29,8 +19,12 @@ class Event(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["workspace", "seq"], name="one_event_per_seq")]
-        ordering = ["workspace", "seq"]
+        indexes = [
+            models.Index(fields=["workspace", "position"], name="event_workspace_position"),
+            # The relay's scan: only the few rows still waiting for a position.
+            models.Index(fields=["id"], condition=models.Q(position__isnull=True), name="event_unpositioned"),
+        ]
+        ordering = ["position"]
 
     def __str__(self) -> str:
-        return f"{self.workspace_id}#{self.seq} {self.type}"
+        return f"{self.workspace_id}#{self.position} {self.type}"

@@ -1,8 +1,9 @@
 """The embedded default's timer: runs the Celery beat schedule inside the server process.
 
 With no Redis there is no beat and no worker, so the ASGI lifespan starts this loop and
-calls each scheduled task in a worker thread at its interval. In production Celery beat
-does the same work and this loop is off (WEFT_EMBEDDED_TIMER).
+calls each scheduled task (the settings' beat schedule and the event log's) in a worker
+thread at its interval. In production Celery beat does the same work and this loop is off
+(WEFT_EMBEDDED_TIMER).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from celery import current_app
 from django.conf import settings
 from django.db import close_old_connections
 
+from weft.celery import EVENT_LOG_SCHEDULE
+
 log = logging.getLogger(__name__)
 
 
@@ -30,7 +33,7 @@ def _run_task(name: str) -> None:
 
 
 async def embedded_timer(stop: asyncio.Event, *, tick: float = 1.0) -> None:
-    schedule: dict[str, dict[str, Any]] = settings.CELERY_BEAT_SCHEDULE
+    schedule: dict[str, dict[str, Any]] = {**settings.CELERY_BEAT_SCHEDULE, **EVENT_LOG_SCHEDULE}
     last: dict[str, float] = {}
     current_app.loader.import_default_modules()  # the apps' tasks modules: no worker imports them here
     while not stop.is_set():

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import Q
 
+from accounts import roles
 from accounts.access import NotFound
 from accounts.models import Seat
 from accounts.services.common import refused, unknown_role
@@ -16,14 +17,14 @@ def _refuse_unless_allowed(*, seat: Seat, by: Seat | None, role: str | None = No
     """Owners manage everyone; admins manage admins and members, and cannot make owners."""
     if by is None or (by.pk == seat.pk and role is None):
         return  # an operator's change, or a person leaving
-    if not by.can_manage:
+    if not roles.can_manage(by.role):
         raise refused(
             "forbidden",
             "Only owners and admins can change members.",
             reason="not_a_manager",
             condition="an owner or admin of the workspace makes the change",
         )
-    if by.role != Seat.OWNER and (seat.role == Seat.OWNER or role == Seat.OWNER):
+    if not roles.may_change(by.role, seat.role, role):
         raise refused(
             "forbidden",
             "Only an owner can change an owner or make someone an owner.",
@@ -60,7 +61,7 @@ def seat_remove(*, seat: Seat, by: Seat | None = None) -> bool:
         current, owners = _locked_seat_and_owners(seat)
         if current is None:
             return False
-        if current.role == Seat.OWNER and len(owners) <= 1:
+        if roles.is_last_owner(current.role, len(owners)):
             raise _last_owner("The last owner cannot leave or be removed. Make someone else an owner first.")
         current.delete()
         emit(
@@ -83,7 +84,7 @@ def seat_set_role(*, seat: Seat, role: str, by: Seat | None = None) -> Seat:
         if current is None:
             raise NotFound("member", seat.pk)
         previous = current.role
-        if previous == Seat.OWNER and role != Seat.OWNER and len(owners) <= 1:
+        if role != Seat.OWNER and roles.is_last_owner(previous, len(owners)):
             raise _last_owner("The last owner cannot step down. Make someone else an owner first.")
         seat.role = role
         if previous != role:

@@ -1,18 +1,15 @@
 """Board writes, one transaction each, keyword-only arguments.
 
-Split by subdomain: `board` (boards and tasks), `runs` (the claim loop), `inbox` (a person's
+Split by subdomain: `board` (boards and tasks), `trash`, `runs` (the claim loop), `inbox` (a person's
 decisions). Everything a surface calls is re-exported here.
 """
 
 from boards.services.board import (
-    board_create,
     board_default,
     task_create,
+    task_edit,
     task_move,
-    task_restore,
-    task_trash,
     task_update,
-    trash_purge,
 )
 from boards.services.inbox import inbox_decide, question_answer
 from boards.services.runs import (
@@ -23,9 +20,9 @@ from boards.services.runs import (
     run_request_input,
     task_claim,
 )
+from boards.services.trash import task_restore, task_trash, trash_purge
 
 __all__ = [
-    "board_create",
     "board_default",
     "inbox_decide",
     "lease_sweep",
@@ -36,6 +33,7 @@ __all__ = [
     "run_request_input",
     "task_claim",
     "task_create",
+    "task_edit",
     "task_move",
     "task_restore",
     "task_trash",

@@ -1,9 +1,9 @@
-"""Writes that shape the board: boards, and task create / update / move / trash / restore."""
+"""Writes that shape the board: the default board, and task create / update / move / edit."""
 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -25,14 +25,12 @@ from boards.models import (
     RunState,
     Task,
 )
-from boards.payloads import task_payload
 from boards.results import TaskResult
 from boards.services.common import forbidden, release_task_row, within_limits
 from weft.errors import WeftError, invalid_argument
 from weft.events import emit
 from weft.hints import DONE, Hint, fix, next_
 
-TRASH_RETENTION = timedelta(days=30)
 # Where people may put a task by hand; Doing is reached only by a claim.
 MOVABLE_COLUMNS = (Column.BACKLOG, Column.TODO, Column.DONE, Column.DROPPED)
 CREATE_COLUMNS = (Column.BACKLOG, Column.TODO, Column.DONE)
@@ -47,12 +45,6 @@ EDITABLE_FIELDS = (
     "estimated_review_minutes",
     "checks",
 )
-
-
-def board_create(*, workspace: Workspace, name: str) -> Board:
-    with within_limits():
-        name = limits.text("name", name, limits.BOARD_NAME, required=True)
-    return Board.objects.create(workspace=workspace, name=name)
 
 
 def board_default(*, workspace: Workspace) -> Board:
@@ -109,43 +101,16 @@ def _next_position(board_id: int, column: str) -> float:
     return (top or 0.0) + 1.0
 
 
-def task_create(
+def _task_insert(
     *,
     workspace: Workspace,
-    title: str,
-    board: Board | None = None,
-    description: str = "",
-    column: str = Column.TODO,
-    priority: int = Priority.NORMAL,
-    due_at: datetime | None = None,
-    review_required: bool = False,
-    estimated_review_minutes: int = 5,
-    by_user: User | None = None,
-    by_connection: AgentConnection | None = None,
-    checks: list[Any] | None = None,
-) -> TaskResult:
-    """A new task (counted against the plan's monthly task cap)."""
-    if by_connection is not None:
-        require_active_workspace(workspace)
-    allowed = AGENT_COLUMNS if by_connection is not None else CREATE_COLUMNS
-    if column not in allowed:
-        raise invalid_argument("column", f"a new task goes to one of {', '.join(allowed)}")
-    values = {
-        "title": _clean("title", title),
-        "description": _clean("description", description),
-        "priority": _clean("priority", priority),
-        "due_at": _clean("due_at", due_at),
-        "review_required": _clean("review_required", review_required),
-        "estimated_review_minutes": _clean("estimated_review_minutes", estimated_review_minutes),
-        "checks": _clean("checks", checks or []),
-    }
-    if board is not None and board.workspace_id != workspace.pk:
-        raise WeftError(
-            "not_found",
-            f"board {board.pk} does not exist in this workspace",
-            details={"kind": "board", "id": str(board.pk)},
-            fix=fix("get_board_state"),
-        )
+    board: Board | None,
+    column: str,
+    by_user: User | None,
+    by_connection: AgentConnection | None,
+    values: dict[str, Any],
+) -> Task:
+    """The task row, its plan usage and its event, in one transaction."""
     with transaction.atomic():
         now = clock.db_now()
         usage_consume(workspace=workspace, kind=Usage.TASKS, now=now)
@@ -169,10 +134,64 @@ def task_create(
             payload={"taskId": task.pk, "title": task.title, "column": task.column},
             epoch=task.epoch,
         )
+    return task
+
+
+def task_create(
+    *,
+    workspace: Workspace,
+    title: str,
+    board: Board | None = None,
+    description: str = "",
+    column: str = Column.TODO,
+    priority: int = Priority.NORMAL,
+    due_at: datetime | None = None,
+    review_required: bool = False,
+    estimated_review_minutes: int = 5,
+    by_user: User | None = None,
+    by_connection: AgentConnection | None = None,
+    checks: list[Any] | None = None,
+) -> TaskResult:
+    """A new task (counted against the plan's monthly task cap)."""
+    if by_connection is not None:
+        require_active_workspace(workspace)
+    allowed = AGENT_COLUMNS if by_connection is not None else CREATE_COLUMNS
+    if column not in allowed:
+        raise invalid_argument("column", f"a new task goes to one of {', '.join(allowed)}")
+    values = {
+        "title": title,
+        "description": description,
+        "priority": priority,
+        "due_at": due_at,
+        "review_required": review_required,
+        "estimated_review_minutes": estimated_review_minutes,
+        "checks": checks or [],
+    }
+    cleaned = {name: _clean(name, value) for name, value in values.items()}
+    _require_board_in(workspace, board)
+    task = _task_insert(
+        workspace=workspace,
+        board=board,
+        column=column,
+        by_user=by_user,
+        by_connection=by_connection,
+        values=cleaned,
+    )
     return TaskResult(task=task, action="created", hint=task_hint(task))
 
 
-def _locked(task: Task) -> Task:
+def _require_board_in(workspace: Workspace, board: Board | None) -> None:
+    """A board of another workspace answers like a missing one."""
+    if board is not None and board.workspace_id != workspace.pk:
+        raise WeftError(
+            "not_found",
+            f"board {board.pk} does not exist in this workspace",
+            details={"kind": "board", "id": str(board.pk)},
+            fix=fix("get_board_state"),
+        )
+
+
+def locked_task(task: Task) -> Task:
     """The task's row, locked for the rest of the transaction (a no-op lock on SQLite, which
     serialises writers anyway)."""
     return Task.objects.select_for_update().get(pk=task.pk)
@@ -189,7 +208,7 @@ def task_update(
     cleaned = {name: _clean(name, value) for name, value in changes.items()}
     with transaction.atomic():
         now = clock.db_now()
-        current = _locked(task)
+        current = locked_task(task)
         changed = [name for name, value in cleaned.items() if getattr(current, name) != value]
         if by_connection is not None and changed:
             _agent_may_edit(current, {name: cleaned[name] for name in changed})
@@ -258,7 +277,7 @@ def _agent_may_move(task: Task, column: str) -> None:
         )
 
 
-def _end_live_run(task: Task, now: datetime, reason: str) -> bool:
+def end_live_run(task: Task, now: datetime, reason: str) -> bool:
     """A person takes a task out of Doing: the live run is released and its token fenced off."""
     live = Run.objects.filter(task=task, state__in=lease.LIVE_STATES).first()
     if live is None:
@@ -279,7 +298,7 @@ def _end_live_run(task: Task, now: datetime, reason: str) -> bool:
     return bool(changed)
 
 
-def _close_reviews(task: Task, now: datetime, by_user: User | None) -> None:
+def close_reviews(task: Task, now: datetime, by_user: User | None) -> None:
     """A person who moves or trashes a task decides its waiting review by doing so.
 
     Without this the review would stay in the Inbox, count against attention, and a later
@@ -324,14 +343,14 @@ def task_move(
         )
     with transaction.atomic():
         now = clock.db_now()
-        current = _locked(task)
+        current = locked_task(task)
         if current.column == Column.TRASH:
             raise invalid_argument("column", f"task {current.pk} is in the trash; restore it first")
         if by_connection is not None:
             _agent_may_move(current, column)
-        if _end_live_run(current, now, f"moved to {column} by a person"):
-            current = _locked(task)
-        _close_reviews(current, now, by_user)
+        if end_live_run(current, now, f"moved to {column} by a person"):
+            current = locked_task(task)
+        close_reviews(current, now, by_user)
         previous = current.column
         current.column = column
         current.position = position if position is not None else _next_position(current.board_id, column)
@@ -348,77 +367,20 @@ def task_move(
     return TaskResult(task=current, action="moved", hint=task_hint(current))
 
 
-def task_trash(*, task: Task, by_user: User) -> TaskResult:
-    """Into the trash, recoverable for 30 days; a live run is released."""
+def task_edit(
+    *,
+    task: Task,
+    column: str | None = None,
+    by_user: User | None = None,
+    by_connection: AgentConnection | None = None,
+    **changes: Any,
+) -> TaskResult:
+    """Change a task's fields and move it, in one transaction: a refused move keeps the fields too."""
     with transaction.atomic():
-        now = clock.db_now()
-        current = _locked(task)
-        if current.column == Column.TRASH:
-            return TaskResult(task=current, action="trashed", hint=DONE)
-        if _end_live_run(current, now, "trashed by a person"):
-            current = _locked(task)
-        _close_reviews(current, now, by_user)
-        current.trashed_from = current.column
-        current.column = Column.TRASH
-        current.trashed_at = now
-        current.updated_at = now
-        current.save(update_fields=["column", "trashed_from", "trashed_at", "updated_at"])
-        emit(
-            workspace_id=current.workspace_id,
-            type="task.trashed",
-            entity_type="task",
-            entity_id=current.pk,
-            payload={"taskId": current.pk, "from": current.trashed_from},
-            epoch=current.epoch,
-        )
-    return TaskResult(task=current, action="trashed", hint=DONE)
-
-
-def task_restore(*, task: Task, by_user: User) -> TaskResult:
-    """Back from the trash to the column it left (Doing comes back as Todo)."""
-    with transaction.atomic():
-        now = clock.db_now()
-        current = _locked(task)
-        if current.column != Column.TRASH:
-            raise invalid_argument("id", f"task {current.pk} is not in the trash")
-        if current.trashed_at is not None and now - current.trashed_at > TRASH_RETENTION:
-            raise invalid_argument("id", f"task {current.pk} has been in the trash more than 30 days")
-        back = current.trashed_from if current.trashed_from in MOVABLE_COLUMNS else Column.TODO
-        current.column = back
-        current.trashed_at = None
-        current.trashed_from = ""
-        current.updated_at = now
-        current.save(update_fields=["column", "trashed_at", "trashed_from", "updated_at"])
-        emit(
-            workspace_id=current.workspace_id,
-            type="task.restored",
-            entity_type="task",
-            entity_id=current.pk,
-            payload={"taskId": current.pk, "to": back, "task": task_payload(current)["column"]},
-            epoch=current.epoch,
-        )
-    return TaskResult(task=current, action="restored", hint=task_hint(current))
-
-
-def trash_purge(*, now: datetime | None = None, batch: int = 500) -> int:
-    """Delete tasks that have been in the trash for more than 30 days; one event per task."""
-    at = now or clock.db_now()
-    purged = 0
-    with transaction.atomic():
-        expired = list(
-            Task.objects.select_for_update(skip_locked=True)
-            .filter(column=Column.TRASH, trashed_at__lte=at - TRASH_RETENTION)
-            .order_by("trashed_at", "pk")[:batch]
-        )
-        for task in expired:
-            emit(
-                workspace_id=task.workspace_id,
-                type="task.purged",
-                entity_type="task",
-                entity_id=task.pk,
-                payload={"taskId": task.pk, "title": task.title},
-                epoch=task.epoch,
-            )
-            task.delete()
-            purged += 1
-    return purged
+        result = None
+        if changes or column is None:
+            result = task_update(task=task, by_user=by_user, by_connection=by_connection, **changes)
+        if column is not None:
+            result = task_move(task=task, column=column, by_user=by_user, by_connection=by_connection)
+    assert result is not None
+    return result

@@ -96,7 +96,10 @@ def test_it_answers_an_id_that_cannot_exist_as_not_found(kind: str, ident: Any, 
 
 
 def test_it_gives_a_seat_only_to_its_holder(alice, bob, carol, ws_a, ws_b):
+    # Alice holds a seat in both workspaces: the slug, not her latest seat, decides which one.
+    Seat.objects.create(workspace=ws_b, user=alice, role=Seat.MEMBER)
     assert access_seat(alice, ws_a.slug).workspace_id == ws_a.pk
+    assert access_seat(alice, ws_b.slug).workspace_id == ws_b.pk
     assert access_seat(bob, ws_a.slug).user_id == bob.pk
     assert access_seat(carol, ws_b.slug).workspace_id == ws_b.pk
     assert_foreign_like_missing(lambda slug: access_seat(carol, slug), ws_a.slug)

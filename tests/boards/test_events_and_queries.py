@@ -24,11 +24,14 @@ from weft.models import Event
 
 
 def new_events(since):
-    return list(Event.objects.filter(seq__gt=since).order_by("seq").values_list("type", flat=True))
+    events.relay()  # on_commit does not fire inside the test's transaction
+    return list(Event.objects.filter(position__gt=since).order_by("position").values_list("type", flat=True))
 
 
 def last_seq():
-    return Event.objects.order_by("-seq").values_list("seq", flat=True).first() or 0
+    events.relay()
+    positions = Event.objects.filter(position__isnull=False).order_by("-position")
+    return positions.values_list("position", flat=True).first() or 0
 
 
 def test_every_change_writes_exactly_one_event(agent, alice, ws_a, make_task):
@@ -61,8 +64,9 @@ def test_every_change_writes_exactly_one_event(agent, alice, ws_a, make_task):
     expect(["task.restored"], task_restore, task=task, by_user=alice)
     held = task_claim(task_id=other.pk, connection=agent)
     expect(["run.released", "task.moved"], task_move, task=held.task, column="done", by_user=alice)
-    seqs = list(Event.objects.filter(workspace=ws_a).order_by("seq").values_list("seq", flat=True))
-    assert seqs == list(range(1, len(seqs) + 1))
+    positions = list(Event.objects.filter(workspace=ws_a).order_by("id").values_list("position", flat=True))
+    first = positions[0] or 0
+    assert positions == list(range(first, first + len(positions)))
 
 
 def test_a_refused_or_rolled_back_change_writes_no_event(agent, agent2, ws_a, task):
@@ -77,7 +81,7 @@ def test_a_refused_or_rolled_back_change_writes_no_event(agent, agent2, ws_a, ta
     assert new_events(since) == []
     assert beat(claim)
     assert new_events(since) == ["run.heartbeat"]
-    assert Event.objects.get(type="run.heartbeat").seq == since + 1
+    assert Event.objects.get(type="run.heartbeat").position == since + 1
 
 
 @pytest.mark.django_db(transaction=True)
@@ -122,8 +126,8 @@ def clock_reads():
 
 def test_task_claim_query_count(agent, task, django_assert_num_queries):
     # A first claim: savepoint, task, live run, approval, attention, claim update, run insert,
-    # answers, event seq, event insert, release savepoint (no earlier run to read).
-    with django_assert_num_queries(11 + clock_reads()):
+    # answers, event insert, release savepoint (no earlier run to read).
+    with django_assert_num_queries(10 + clock_reads()):
         task_claim(task_id=task.pk, connection=agent)
 
 
@@ -131,21 +135,21 @@ def test_task_reclaim_query_count(agent, agent2, task, django_assert_num_queries
     release(task_claim(task_id=task.pk, connection=agent))
     # A claim after an earlier run: the first claim's queries plus that run, its last progress
     # notes and its rework notes.
-    with django_assert_num_queries(14 + clock_reads()):
+    with django_assert_num_queries(13 + clock_reads()):
         task_claim(task_id=task.pk, connection=agent2)
 
 
 def test_task_claim_resume_query_count(agent, task, django_assert_num_queries):
     task_claim(task_id=task.pk, connection=agent)
-    # savepoint, task, live run, token rotation, answers, event seq, event insert, release savepoint
-    with django_assert_num_queries(8 + clock_reads()):
+    # savepoint, task, live run, token rotation, answers, event insert, release savepoint
+    with django_assert_num_queries(7 + clock_reads()):
         task_claim(task_id=task.pk, connection=agent)
 
 
 def test_run_heartbeat_query_count(agent, ws_a, task, django_assert_num_queries):
     claim = task_claim(task_id=task.pk, connection=agent)
-    # savepoint, run, fenced update, progress insert, event seq, event insert, release savepoint
-    with django_assert_num_queries(7 + clock_reads()):
+    # savepoint, run, fenced update, progress insert, event insert, release savepoint
+    with django_assert_num_queries(6 + clock_reads()):
         run_heartbeat(workspace=ws_a, run_id=claim.run.run_id, lease_token=claim.lease_token, note="n")
 
 

@@ -4,11 +4,10 @@ import json
 from typing import Any
 
 import pytest
-from django.utils import timezone
 
 from accounts.models import Usage
 from boards import selectors
-from boards.models import Column
+from boards.models import Column, Task
 from boards.results import (
     AttentionStatus,
     BoardStateResult,
@@ -156,4 +155,7 @@ def test_every_result_and_error_keeps_the_rules(agent, agent2, agent_b, alice, w
         check_result(result)
     for error in errors:
         check_error(error)
-    assert Usage.objects.exists() and timezone.now()
+    # Every task made on the way was metered once, and the refused one over the cap not at all.
+    created = Task.objects.filter(workspace=ws_a).count()
+    assert Usage.objects.get(workspace=ws_a, kind=Usage.TASKS).count == created
+    assert not Usage.objects.filter(workspace=ws_b, kind=Usage.TASKS, count__gt=0).exists()

@@ -34,6 +34,7 @@ from boards.services.common import lease_token_for, token_hash
 from boards.services.runs import mark_approval_delivered, mark_question_delivered, verify
 from tests.boards.helpers import ask, beat, complete, refused, release
 from weft.errors import WeftError
+from weft.events import relay
 from weft.models import Event
 
 pytestmark = pytest.mark.usefixtures("moved_clock")
@@ -78,13 +79,18 @@ def lost(claim: Any, epoch: int | None = None) -> tuple[str, str, dict[str, Any]
 def events_since(seq: int) -> list[tuple[str, str, str, int | None, dict[str, Any]]]:
     return [
         (e.type, e.entity_type, e.entity_id, e.epoch, e.payload)
-        for e in Event.objects.filter(seq__gt=seq).order_by("seq")
+        for e in relayed().filter(position__gt=seq).order_by("position")
     ]
 
 
+def relayed() -> Any:
+    relay()  # on_commit does not fire inside the test's transaction
+    return Event.objects.filter(position__isnull=False)
+
+
 def last_seq() -> int:
-    event = Event.objects.order_by("-seq").first()
-    return event.seq if event is not None else 0
+    event = relayed().order_by("-position").first()
+    return event.position or 0 if event is not None else 0
 
 
 def iso(value: datetime) -> str:

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from boards.models import Column, Run, Task
 from boards.selectors import work_for_connection
-from boards.services import board_create, lease_sweep, run_heartbeat, task_claim, task_move
+from boards.services import lease_sweep, run_heartbeat, task_claim, task_create, task_move
 from boards.services.common import already_claimed, attention_now, expire_run
 from tests.boards.helpers import ask, beat, complete, refused
 from weft.models import Event
@@ -164,14 +164,14 @@ def test_an_agent_moving_a_task_to_done_is_refused_as_a_persons_act(agent, task)
 
 
 def test_a_value_past_its_limit_is_invalid_argument_naming_field_problem_and_limit(ws_a):
-    error = refused("invalid_argument", board_create, workspace=ws_a, name="x" * 500)
-    assert error.message == "name: at most 100 characters (got 500)"
+    error = refused("invalid_argument", task_create, workspace=ws_a, title="x" * 500)
+    assert error.message == "title: at most 200 characters (got 500)"
     assert error.details == {
-        "field": "name",
-        "reason": "at most 100 characters (got 500)",
+        "field": "title",
+        "reason": "at most 200 characters (got 500)",
         "problem": "too_long",
-        "limit": 100,
+        "limit": 200,
     }
     assert error.fix.lines() == ["Fix: get_board_state {}"]
-    empty = refused("invalid_argument", board_create, workspace=ws_a, name="")
-    assert empty.details == {"field": "name", "reason": "must not be empty", "problem": "empty"}
+    empty = refused("invalid_argument", task_create, workspace=ws_a, title=" ")
+    assert empty.details == {"field": "title", "reason": "must not be empty", "problem": "empty"}

@@ -37,10 +37,10 @@ async def _socket(user: User | None, workspace: Workspace | str) -> WebsocketCom
     return WebsocketCommunicator(application, f"/ws/w/{slug}/", headers=headers)
 
 
-def _event(workspace: Workspace, seq: int = 1) -> Event:
+def _event(workspace: Workspace, position: int = 1) -> Event:
     return Event(
         workspace_id=workspace.pk,
-        seq=seq,
+        position=position,
         type="inbox.item_created",
         entity_type="inbox_item",
         entity_id="42",
@@ -52,11 +52,11 @@ async def test_it_pushes_a_workspace_event_to_a_member(alice, bob, ws_a):
         socket = await _socket(user, ws_a)
         connected, _ = await socket.connect()
         assert connected
-        await sync_to_async(push_event)(_event(ws_a, seq=7))
+        await sync_to_async(push_event)(_event(ws_a, position=7))
         message = await socket.receive_json_from(timeout=2)
         assert message == {
             "type": "event",
-            "seq": 7,
+            "position": 7,
             "event": "inbox.item_created",
             "entity_type": "inbox_item",
             "entity_id": "42",
@@ -72,8 +72,8 @@ async def test_it_never_pushes_workspace_a_events_to_workspace_b(alice, carol, w
     await sync_to_async(push_event)(_event(ws_a))
     assert (await ours.receive_json_from(timeout=2))["event"] == "inbox.item_created"
     assert await theirs.receive_nothing(timeout=0.3)
-    await sync_to_async(push_event)(_event(ws_b, seq=3))
-    assert (await theirs.receive_json_from(timeout=2))["seq"] == 3
+    await sync_to_async(push_event)(_event(ws_b, position=3))
+    assert (await theirs.receive_json_from(timeout=2))["position"] == 3
     assert await ours.receive_nothing(timeout=0.3)
     await theirs.disconnect()
     await ours.disconnect()
@@ -115,8 +115,8 @@ async def test_it_pushes_through_the_redis_channel_layer(alice, carol, ws_a, ws_
     theirs = await _socket(carol, ws_b)
     assert (await ours.connect())[0]
     assert (await theirs.connect())[0]
-    await sync_to_async(push_event)(_event(ws_a, seq=11))
-    assert (await ours.receive_json_from(timeout=3))["seq"] == 11
+    await sync_to_async(push_event)(_event(ws_a, position=11))
+    assert (await ours.receive_json_from(timeout=3))["position"] == 11
     assert await theirs.receive_nothing(timeout=0.5)
     await ours.disconnect()
     await theirs.disconnect()

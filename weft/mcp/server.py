@@ -332,22 +332,27 @@ def _answering_failures(app: ASGIApp) -> ASGIApp:
         except Exception as exc:
             if started:
                 raise
-            error = failure_error(exc, "MCP request")
-            status = error.http_status
-            body = json.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": None,
-                    "error": {"code": -32603, "message": error.as_text(), "data": error.as_json()},
-                }
-            ).encode()
-            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-            if status == 503:
-                headers.append((b"retry-after", b"5"))
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
+            await _send_failure(send, exc)
 
     return guarded
+
+
+async def _send_failure(send: Any, exc: Exception) -> None:
+    """The answer to a failure outside a tool call: a JSON-RPC error carrying the code and the hint."""
+    error = failure_error(exc, "MCP request")
+    status = error.http_status
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32603, "message": error.as_text(), "data": error.as_json()},
+        }
+    ).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 503:
+        headers.append((b"retry-after", b"5"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def mcp_asgi_app() -> ASGIApp:
