@@ -16,10 +16,10 @@ from boards.services import task_create
 from hooks import delivery, sender
 from hooks.delivery import deliveries_send, delivery_redeliver
 from hooks.models import Delivery, Subscription
-from hooks.relay import _envelope
 from hooks.rules import RETRY_DELAYS
 from hooks.services import subscription_create
 from tests.hooks.conftest import fake_dns
+from weft.events import envelope as _envelope
 from weft.models import Event
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -13,10 +13,8 @@ from accounts.models import Seat
 from boards.services import task_create
 from hooks.delivery import deliveries_send
 from hooks.models import Delivery, Subscription
-from hooks.relay import after_commit
 from hooks.rules import MAX_PER_WORKSPACE
 from hooks.services import subscription_create
-from weft import events
 from weft.errors import WeftError
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -60,19 +58,7 @@ def test_two_subscribes_at_the_edge_leave_exactly_50(on_postgres, ws_a, alice, p
     assert Subscription.objects.filter(workspace=ws_a).count() == MAX_PER_WORKSPACE
 
 
-@pytest.fixture
-def only_the_relay_hook() -> Iterator[None]:
-    """Deliveries come from the relay fixture alone, not also from the log's after-commit fan-out."""
-    registered = after_commit in events._fanouts
-    events.unregister_fanout(after_commit)
-    yield
-    if registered:
-        events.register_fanout(after_commit)
-
-
-def test_two_senders_send_each_delivery_once(
-    on_postgres, ws_a, alice, settings, receiver, relay, only_the_relay_hook
-):
+def test_two_senders_send_each_delivery_once(on_postgres, ws_a, alice, settings, receiver, relay):
     settings.DEBUG = True
     seat = Seat.objects.select_related("workspace", "user").get(workspace=ws_a, user=alice)
     subscription_create(workspace=ws_a, url=receiver.url, event_types=["task.created"], by_seat=seat)
