@@ -149,3 +149,34 @@ def test_a_foreign_subscription_or_delivery_answers_like_a_missing_one(
             assert (got.status_code, got.content) == (missing.status_code, missing.content)
     assert Subscription.objects.filter(pk=sub.pk, state=Subscription.ACTIVE).exists()
     assert Delivery.objects.get().attempts == 0
+
+
+def test_operators_see_subscriptions_and_deliveries_in_the_admin_but_not_the_secret(
+    ws_a, alice, public_dns, relay
+):
+    from accounts.models import User as Operator
+
+    created = subscription_create(
+        workspace=ws_a,
+        url="https://hooks.example.com/in",
+        event_types=["task.created"],
+        by_seat=Seat.objects.select_related("workspace", "user").get(workspace=ws_a, user=alice),
+    )
+    relay.skip()
+    task_create(workspace=ws_a, title="Seen by operators", by_user=alice)
+    relay()
+    operator = Operator.objects.create_superuser(email="ops@example.com", password="x")
+    client = Client()
+    client.force_login(operator)
+    sub = created.subscription
+    delivery = Delivery.objects.get()
+    for path in [
+        reverse("admin:hooks_subscription_changelist"),
+        reverse("admin:hooks_subscription_change", args=[sub.pk]),
+        reverse("admin:hooks_delivery_changelist"),
+        reverse("admin:hooks_delivery_change", args=[delivery.pk]),
+    ]:
+        response = client.get(path)
+        assert response.status_code == 200, path
+        body = response.content.decode()
+        assert created.secret not in body and sub.secret_sealed not in body, path
