@@ -3,8 +3,9 @@
 A claim is a lease of LEASE_DURATION on a task, renewed by heartbeats every RENEW_EVERY_SECONDS.
 While a question to a person is open the lease holds for QUESTION_HOLD without heartbeats.
 Every claim, release and expiry bumps the task's epoch, the fencing token every lease-guarded
-write compares against. The services apply these rules inside conditional UPDATEs; this module
-states them once so they can be tested exhaustively.
+write compares against. The services compute the next lease here (`claim`, `step`) and their
+conditional UPDATEs only apply it; the fence on token and epoch is the database's
+(`services.common.fenced`).
 """
 
 from __future__ import annotations
@@ -71,24 +72,17 @@ def next_epoch(epoch: int) -> int:
     return epoch + 1
 
 
-def may_write(lease: Lease, *, task_epoch: int, token_matches: bool, now: datetime) -> bool:
-    """The fence every lease-guarded write passes: right token, same epoch, live and unexpired."""
-    return token_matches and lease.epoch == task_epoch and is_live(lease.state, lease.expires_at, now)
+def claim(task_epoch: int, now: datetime) -> Lease:
+    """The lease a claim of a free task at `task_epoch` starts: active, at the next epoch, 20 minutes."""
+    return Lease(ACTIVE, next_epoch(task_epoch), claim_expiry(now))
 
 
 def step(lease: Lease | None, event: str, now: datetime) -> Lease:
-    """The next lease after `event` (claim, heartbeat, ask, answer, complete, release, expire).
+    """The next lease after `event` (heartbeat, ask, answer, complete, release, expire).
 
-    `lease` is the task's current lease (None before the first claim). Raises LeaseLost when the
-    event needs a held lease and there is none, ValueError for a claim on a held lease.
+    `lease` is the run's current lease (None when there is no run). Raises LeaseLost when the
+    event needs a held lease (or, for expire, an expired one) and there is none.
     """
-    if event == "claim":
-        if lease is not None and is_live(lease.state, lease.expires_at, now):
-            raise ValueError("already claimed")
-        epoch = lease.epoch if lease is not None else 0
-        if lease is not None and is_expired(lease.state, lease.expires_at, now):
-            epoch = next_epoch(epoch)  # the expiry the claim applies first
-        return Lease(ACTIVE, next_epoch(epoch), claim_expiry(now))
     if event == "expire":
         if lease is None or not is_expired(lease.state, lease.expires_at, now):
             raise LeaseLost("nothing to expire")

@@ -1,6 +1,7 @@
-"""The board and the claim loop: Board, Task, Run, ProgressReport, Question, Report, InboxItem, Approval.
+"""The board and the claim loop: Board, Task, Run, ProgressNote, Question, Report, InboxItem, Approval.
 
-Rules live in `lease.py`, `attention.py` and `services.py`; these models hold state only.
+Rules live in the pure modules (`lease.py`, `attention.py`, `evidence.py`, `limits.py`) and are
+applied by `boards/services/`; these models hold state only.
 """
 
 from __future__ import annotations
@@ -139,7 +140,7 @@ class Run(models.Model):
         return f"run {self.run_id} of task {self.task_id} ({self.state})"
 
 
-class ProgressReport(models.Model):
+class ProgressNote(models.Model):
     workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="+")
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="progress")
     note = models.TextField()

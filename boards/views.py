@@ -19,7 +19,15 @@ from accounts.access import access_seat
 from accounts.models import Seat, User
 from boards import clock, selectors, services
 from boards.access import access_board, access_inbox_item, access_question, access_task
-from boards.forms import AnswerForm, BoardFilterForm, DecideForm, MoveForm, TaskCreateForm, TaskForm
+from boards.forms import (
+    PEOPLE_COLUMNS,
+    AnswerForm,
+    BoardFilterForm,
+    DecideForm,
+    MoveForm,
+    TaskCreateForm,
+    TaskForm,
+)
 from boards.models import BOARD_COLUMNS, Column, InboxKind
 from weft.errors import WeftError
 
@@ -171,6 +179,9 @@ def task(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse:
         "history": selectors.task_history(task=found),
         "edit_form": TaskForm(initial=initial),
         "move_choices": MoveForm.base_fields["column"].choices,  # type: ignore[attr-defined]
+        # Doing and Trash are reached by a claim and by Trash, never by Move: the select then
+        # shows the current column as a disabled first option.
+        "stays_put": found.column not in dict(PEOPLE_COLUMNS),
         "now": now,
     }
     return render(request, "boards/task.html", context)

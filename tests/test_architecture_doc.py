@@ -54,9 +54,7 @@ def test_the_layout_names_no_module_that_is_gone() -> None:
 
 
 def _source() -> str:
-    return "\n".join(
-        path.read_text() for package in PACKAGES for path in (ROOT / package).rglob("*.py")
-    )
+    return "\n".join(path.read_text() for package in PACKAGES for path in (ROOT / package).rglob("*.py"))
 
 
 def test_every_name_in_the_glossary_is_in_the_code() -> None:

@@ -27,6 +27,8 @@ from starlette.types import Receive, Scope, Send  # noqa: E402
 
 from weft.periodic import embedded_timer  # noqa: E402
 from weft.routing import websocket_urlpatterns  # noqa: E402
+from weft.stream import STREAM_PATH  # noqa: E402
+from weft.stream.app import stream_app  # noqa: E402
 
 
 def _header(scope: dict[str, Any], name: bytes) -> str | None:
@@ -138,5 +140,7 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
             await no_server_stream(scope, receive, send)
         else:
             await mcp_app(scope, receive, send)
+    elif scope["path"].rstrip("/") == STREAM_PATH:
+        await stream_app(scope, receive, send)
     else:
         await django_app(scope, receive, send)

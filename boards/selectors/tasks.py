@@ -21,7 +21,7 @@ from boards.models import (
     InboxItem,
     InboxKind,
     InboxState,
-    ProgressReport,
+    ProgressNote,
     Question,
     Report,
     Run,
@@ -100,7 +100,7 @@ def task_runs(task: Task) -> QuerySet[Run]:
     return (
         Run.objects.select_related("connection", "user", "report")
         .prefetch_related(
-            Prefetch("progress", queryset=ProgressReport.objects.order_by("created_at", "pk")),
+            Prefetch("progress", queryset=ProgressNote.objects.order_by("created_at", "pk")),
             Prefetch(
                 "questions",
                 queryset=Question.objects.select_related("run", "answered_by").order_by("created_at", "pk"),
@@ -182,7 +182,7 @@ def task_history(*, task: Task, limit: int = 100) -> QuerySet[Event]:
     """The task's events, newest first: those about the task and about its runs."""
     run_ids = [str(v) for pair in Run.objects.filter(task=task).values_list("pk", "run_id") for v in pair]
     about = Q(entity_type="task", entity_id=str(task.pk)) | Q(entity_type="run", entity_id__in=run_ids)
-    return Event.objects.filter(about, workspace_id=task.workspace_id).order_by("-seq")[:limit]
+    return Event.objects.filter(about, workspace_id=task.workspace_id).order_by("-id")[:limit]
 
 
 def task_detail(*, workspace: Workspace, task_id: Any) -> TaskDetailResult:

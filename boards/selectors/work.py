@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from django.db import connection as db_connection
 from django.db import transaction
 from django.db.models import F
 
@@ -21,7 +20,7 @@ from boards.models import Approval, Column, InboxItem, Question, QuestionState, 
 from boards.payloads import iso
 from boards.results import AttentionStatus, WorkResult
 from boards.services.common import attention_now, attention_wait, lease_token_for
-from boards.services.runs import mark_approval_delivered, mark_question_delivered
+from boards.services.delivery import deliver_answers, deliver_approvals
 from weft.hints import DONE, Hint, next_, wait
 
 DUE_SOON = timedelta(hours=24)
@@ -77,7 +76,6 @@ def work_for_connection(*, connection: AgentConnection, now: datetime | None = N
     """What this connection holds, what waits on people for it, answers and approvals (delivered
     once), overdue and due-soon tasks, capacity, and the best next task."""
     workspace_id = connection.workspace_id
-    skip_locked = db_connection.features.has_select_for_update_skip_locked
     with transaction.atomic():
         at = now or clock.db_now()
         held = list(
@@ -85,41 +83,15 @@ def work_for_connection(*, connection: AgentConnection, now: datetime | None = N
             .filter(queries.held(at), connection=connection)
             .order_by("lease_expires_at", "pk")
         )
-        open_questions: dict[int, list[int]] = {}
-        if any(run.state == RunState.WAITING_INPUT for run in held):
-            for run_pk, question_pk in (
-                Question.objects.filter(run__in=held, state=QuestionState.OPEN)
-                .order_by("created_at", "pk")
-                .values_list("run_id", "pk")
-            ):
-                open_questions.setdefault(run_pk, []).append(question_pk)
+        open_questions = _open_questions(held)
         waiting = list(
             InboxItem.objects.select_related("task")
             .filter(queries.waiting(at), workspace_id=workspace_id, run__connection=connection)
             .order_by("created_at", "pk")
         )
-        pending = list(
-            Question.objects.select_for_update(skip_locked=skip_locked, of=("self",))
-            .select_related("task", "run")
-            .filter(connection=connection, state=QuestionState.ANSWERED, delivered_at=None)
-            .order_by("answered_at", "pk")
-        )
-        answers = [question for question in pending if mark_question_delivered(question, at)]
-        # Valid, unused approvals: delivered (listed) once, but still the next thing to do.
-        valid = list(
-            Approval.objects.select_for_update(skip_locked=skip_locked, of=("self",))
-            .filter(connection=connection, used_at=None, expires_at__gt=at)
-            .order_by("created_at", "pk")
-        )
-        approvals = [a for a in valid if a.delivered_at is None and mark_approval_delivered(a, at)]
-        due = list(
-            Task.objects.filter(
-                workspace_id=workspace_id,
-                column__in=OPEN_COLUMNS,
-                due_at__isnull=False,
-                due_at__lte=at + DUE_SOON,
-            ).order_by("due_at", "pk")[:20]
-        )
+        answers = deliver_answers(connection=connection, now=at)
+        valid, approvals = deliver_approvals(connection=connection, now=at)
+        due = _due(workspace_id, at)
         attention = attention_now(workspace_id, at)
         best = _best_next(workspace_id)
     hint = _work_hint(
@@ -146,4 +118,29 @@ def work_for_connection(*, connection: AgentConnection, now: datetime | None = N
         open_questions=open_questions,
         # The connection's own runs: their tokens are its already (start_task returns them too).
         lease_tokens={run.pk: lease_token_for(run_id=run.run_id, epoch=run.epoch) for run in held},
+    )
+
+
+def _open_questions(held: list[Run]) -> dict[int, list[int]]:
+    """The open questions of the held runs, oldest first, by run (no query when none waits)."""
+    open_questions: dict[int, list[int]] = {}
+    if any(run.state == RunState.WAITING_INPUT for run in held):
+        for run_pk, question_pk in (
+            Question.objects.filter(run__in=held, state=QuestionState.OPEN)
+            .order_by("created_at", "pk")
+            .values_list("run_id", "pk")
+        ):
+            open_questions.setdefault(run_pk, []).append(question_pk)
+    return open_questions
+
+
+def _due(workspace_id: int, at: datetime) -> list[Task]:
+    """Open tasks overdue or due within DUE_SOON, soonest first (at most 20)."""
+    return list(
+        Task.objects.filter(
+            workspace_id=workspace_id,
+            column__in=OPEN_COLUMNS,
+            due_at__isnull=False,
+            due_at__lte=at + DUE_SOON,
+        ).order_by("due_at", "pk")[:20]
     )

@@ -1,7 +1,8 @@
 """Board writes, one transaction each, keyword-only arguments.
 
-Split by subdomain: `board` (boards and tasks), `trash`, `runs` (the claim loop), `inbox` (a person's
-decisions). Everything a surface calls is re-exported here.
+Split by subdomain: `board` (boards and tasks), `trash`, `claim` (taking a task), `runs` (a run's
+lease-guarded writes and the lease sweep), `delivery` (answers and approvals handed over once),
+`inbox` (a person's decisions). Everything a surface calls is re-exported here.
 """
 
 from boards.services.board import (
@@ -11,6 +12,7 @@ from boards.services.board import (
     task_move,
     task_update,
 )
+from boards.services.claim import task_claim
 from boards.services.inbox import inbox_decide, question_answer
 from boards.services.runs import (
     lease_sweep,
@@ -18,7 +20,6 @@ from boards.services.runs import (
     run_heartbeat,
     run_release,
     run_request_input,
-    task_claim,
 )
 from boards.services.trash import task_restore, task_trash, trash_purge
 

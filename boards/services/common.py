@@ -70,13 +70,16 @@ def fenced(*, run: Run, lease_token: str, now: datetime) -> QuerySet[Run]:
 
 
 def run_for_write(workspace_id: int, run_id: Any) -> Run:
-    """The run a lease-guarded call names; an unknown or foreign run id is lease_lost too."""
+    """The run a lease-guarded call names, locked; an unknown or foreign run id is lease_lost too."""
     try:
         ident = uuid.UUID(str(run_id))
     except ValueError:
         found = None  # a run id that is not a UUID cannot name a run
     else:
-        found = Run.objects.select_related("task").filter(workspace_id=workspace_id, run_id=ident).first()
+        # Locked (the run row only) for the rest of the write, so the lease the rules step from
+        # is the one the fenced UPDATE replaces.
+        runs = Run.objects.select_for_update(of=("self",)).select_related("task")
+        found = runs.filter(workspace_id=workspace_id, run_id=ident).first()
     if found is None:
         raise WeftError(
             "lease_lost",
@@ -118,21 +121,24 @@ def expire_run(run: Run, now: datetime) -> bool:
     there first leaves 0 rows, and then nothing else happens here. On success the task's epoch
     is bumped (fencing any old token) and a task left in Doing goes back to Todo, unassigned.
     """
-    target = lease.expired_state(run.state)
-    reason = "question hold ran out" if target == lease.RELEASED else "no heartbeat for 20 minutes"
+    try:
+        after = lease.step(lease.Lease(run.state, run.epoch, run.lease_expires_at), "expire", now)
+    except lease.LeaseLost:
+        return False
+    reason = "question hold ran out" if after.state == lease.RELEASED else "no heartbeat for 20 minutes"
     changed = Run.objects.filter(pk=run.pk, state=run.state, lease_expires_at__lte=now).update(
-        state=target, lease_token_hash="", ended_at=now, end_reason=reason
+        state=after.state, lease_token_hash="", ended_at=now, end_reason=reason
     )
     if not changed:
         return False
     release_task_row(run.task_id, now)
     emit(
         workspace_id=run.workspace_id,
-        type=f"run.{target}",
+        type=f"run.{after.state}",
         entity_type="run",
         entity_id=run.run_id,
         payload={"runId": str(run.run_id), "taskId": run.task_id, "reason": reason},
-        epoch=run.epoch + 1,
+        epoch=after.epoch,
     )
     return True
 

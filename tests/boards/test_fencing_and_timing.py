@@ -6,7 +6,7 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from boards.models import Column, InboxItem, ProgressReport, Question, Report, Run, Task
+from boards.models import Column, InboxItem, ProgressNote, Question, Report, Run, Task
 from boards.selectors import work_for_connection
 from boards.services import lease_sweep, question_answer, task_claim
 from tests.boards.helpers import ask, beat, complete, refused, release
@@ -19,7 +19,7 @@ def snapshot():
     return (
         list(Run.objects.order_by("pk").values()),
         list(Task.objects.order_by("pk").values()),
-        ProgressReport.objects.count(),
+        ProgressNote.objects.count(),
         Question.objects.count(),
         Report.objects.count(),
         InboxItem.objects.count(),

@@ -12,7 +12,7 @@ import time_machine
 from django.db.models import F
 from django.utils import timezone
 
-from boards.models import Column, InboxItem, ProgressReport, Question, Report, Run, Task
+from boards.models import Column, InboxItem, ProgressNote, Question, Report, Run, Task
 from boards.results import ClaimResult
 from boards.selectors import work_for_connection
 from boards.services import lease_sweep, question_answer, task_claim
@@ -73,7 +73,7 @@ def _snapshot() -> tuple[object, ...]:
     return (
         list(Run.objects.order_by("pk").values()),
         list(Task.objects.order_by("pk").values()),
-        ProgressReport.objects.count(),
+        ProgressNote.objects.count(),
         Question.objects.count(),
         Report.objects.count(),
         InboxItem.objects.count(),

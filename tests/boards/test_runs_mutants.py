@@ -14,7 +14,8 @@ import time_machine
 from django.utils import timezone
 
 from boards import clock
-from boards.models import Approval, Column, InboxItem, ProgressReport, Question, Report, Run, Task
+from boards.evidence import verify
+from boards.models import Approval, Column, InboxItem, ProgressNote, Question, Report, Run, Task
 from boards.results import question_payload, report_payload, task_payload
 from boards.selectors import work_for_connection
 from boards.services import (
@@ -31,7 +32,7 @@ from boards.services import (
     task_update,
 )
 from boards.services.common import lease_token_for, token_hash
-from boards.services.runs import mark_approval_delivered, mark_question_delivered, verify
+from boards.services.delivery import mark_delivered
 from tests.boards.helpers import ask, beat, complete, refused, release
 from weft.errors import WeftError
 from weft.events import relay
@@ -1059,7 +1060,7 @@ def test_an_answer_is_marked_delivered_once(agent, alice, task, frozen):
     question = answered(task_claim(task_id=task.pk, connection=agent), alice)
     now = timezone.now()
     seq = last_seq()
-    assert mark_question_delivered(question, now) is True
+    assert mark_delivered(question, now) is True
     assert (question.delivered_at, Question.objects.get(pk=question.pk).delivered_at) == (now, now)
     assert events_since(seq) == [
         (
@@ -1073,7 +1074,7 @@ def test_an_answer_is_marked_delivered_once(agent, alice, task, frozen):
     stale = Question.objects.get(pk=question.pk)
     stale.delivered_at = None
     frozen.shift(timedelta(minutes=1))
-    assert mark_question_delivered(stale, timezone.now()) is False
+    assert mark_delivered(stale, timezone.now()) is False
     assert (stale.delivered_at, Question.objects.get(pk=question.pk).delivered_at, last_seq()) == (
         None,
         now,
@@ -1085,7 +1086,7 @@ def test_an_approval_is_marked_delivered_once(agent, alice, make_task, frozen):
     task, approval = reviewed_with_step(make_task, agent, alice)
     now = timezone.now()
     seq = last_seq()
-    assert mark_approval_delivered(approval, now) is True
+    assert mark_delivered(approval, now) is True
     assert (approval.delivered_at, Approval.objects.get(pk=approval.pk).delivered_at) == (now, now)
     assert events_since(seq) == [
         (
@@ -1099,7 +1100,7 @@ def test_an_approval_is_marked_delivered_once(agent, alice, make_task, frozen):
     stale = Approval.objects.get(pk=approval.pk)
     stale.delivered_at = None
     frozen.shift(timedelta(minutes=1))
-    assert mark_approval_delivered(stale, timezone.now()) is False
+    assert mark_delivered(stale, timezone.now()) is False
     assert (stale.delivered_at, Approval.objects.get(pk=approval.pk).delivered_at, last_seq()) == (
         None,
         now,
@@ -1135,7 +1136,7 @@ def test_a_heartbeat_renews_the_lease_to_20_minutes_and_records_the_note(agent, 
     }
     assert (result.run.last_heartbeat_at, result.run.lease_expires_at) == (now, until)
     assert run_row(claim) == ("active", token_hash(claim.lease_token), now, until, None, "")
-    progress = ProgressReport.objects.get()
+    progress = ProgressNote.objects.get()
     assert (progress.workspace_id, progress.run_id, progress.note, progress.status, progress.created_at) == (
         task.workspace_id,
         claim.run.pk,
@@ -1166,7 +1167,7 @@ def test_a_heartbeat_without_a_status_records_an_empty_one(agent, task):
     claim = task_claim(task_id=task.pk, connection=agent)
     seq = last_seq()
     run_heartbeat(workspace=agent.workspace, run_id=claim.run.run_id, lease_token=claim.lease_token, note="")
-    progress = ProgressReport.objects.get()
+    progress = ProgressNote.objects.get()
     assert (progress.note, progress.status) == ("", "")
     assert events_since(seq)[0][4] == {
         "runId": str(claim.run.run_id),
@@ -1219,7 +1220,7 @@ def test_a_heartbeat_past_a_limit_is_refused_and_changes_nothing(agent, task, fr
         **values,
     )
     assert whole(error) == expected
-    assert (run_row(claim), last_seq(), ProgressReport.objects.exists()) == (*before, False)
+    assert (run_row(claim), last_seq(), ProgressNote.objects.exists()) == (*before, False)
 
 
 def test_a_heartbeat_at_its_limits_is_kept_whole(agent, task):
@@ -1231,7 +1232,7 @@ def test_a_heartbeat_at_its_limits_is_kept_whole(agent, task):
         note="n" * 2_000,
         status="s" * 100,
     )
-    progress = ProgressReport.objects.get()
+    progress = ProgressNote.objects.get()
     assert (progress.note, progress.status) == ("n" * 2_000, "s" * 100)
 
 
@@ -1243,7 +1244,7 @@ def test_a_heartbeat_at_or_after_expiry_is_lease_lost_and_changes_nothing(agent,
     frozen.shift(late)
     before = (run_row(claim), last_seq())
     assert whole(refused("lease_lost", beat, claim)) == lost(claim)
-    assert (run_row(claim), last_seq(), ProgressReport.objects.exists()) == (*before, False)
+    assert (run_row(claim), last_seq(), ProgressNote.objects.exists()) == (*before, False)
 
 
 def test_a_heartbeat_with_a_wrong_token_is_lease_lost(agent, task):
@@ -1257,7 +1258,7 @@ def test_a_heartbeat_with_a_wrong_token_is_lease_lost(agent, task):
         note="hi",
     )
     assert whole(error) == lost(claim)
-    assert not ProgressReport.objects.exists()
+    assert not ProgressNote.objects.exists()
 
 
 # --- run_request_input -----------------------------------------------------------------------
@@ -1603,14 +1604,14 @@ def test_a_resume_renews_only_its_own_run(agent, agent2, task, make_task, frozen
 def test_marking_one_answer_delivered_leaves_the_others(agent, alice, task, frozen):
     claim = task_claim(task_id=task.pk, connection=agent)
     one, two = answered(claim, alice, "a"), answered(claim, alice, "b")
-    assert mark_question_delivered(one, timezone.now()) is True
+    assert mark_delivered(one, timezone.now()) is True
     assert Question.objects.get(pk=two.pk).delivered_at is None
 
 
 def test_marking_one_approval_delivered_leaves_the_others(agent, alice, make_task):
     _, one = reviewed_with_step(make_task, agent, alice, step="first")
     _, two = reviewed_with_step(make_task, agent, alice, step="second")
-    assert mark_approval_delivered(one, timezone.now()) is True
+    assert mark_delivered(one, timezone.now()) is True
     assert Approval.objects.get(pk=two.pk).delivered_at is None
 
 
@@ -1641,7 +1642,7 @@ def test_every_row_of_the_claim_loop_is_stamped_with_the_database_clock(agent, m
     complete(claim)
     question_item, review_item = InboxItem.objects.order_by("pk")
     assert [
-        ProgressReport.objects.get().created_at,
+        ProgressNote.objects.get().created_at,
         Question.objects.get().created_at,
         question_item.created_at,
         Report.objects.get().created_at,

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from accounts.models import AgentConnection, Usage, User, Workspace
-from boards.models import Approval, Board, InboxItem, ProgressReport, Question, Report, Run, Task
+from boards.models import Approval, Board, InboxItem, ProgressNote, Question, Report, Run, Task
 from boards.services import (
     board_default,
     inbox_decide,
@@ -140,7 +140,7 @@ def snapshot(ws: Workspace) -> dict[str, Any]:
         "runs": rows(
             Run, "state", "epoch", "lease_token_hash", "lease_expires_at", "last_heartbeat_at", "ended_at"
         ),
-        "progress": rows(ProgressReport, "note"),
+        "progress": rows(ProgressNote, "note"),
         "questions": rows(Question, "state", "answer", "delivered_at"),
         "reports": rows(Report, "outcome"),
         "inbox": rows(InboxItem, "state", "decision", "snoozed_until"),

@@ -58,6 +58,9 @@ MODULES: dict[str, list[str]] = {
     "accounts/access.py": ["tests/boards/test_access.py", "tests/accounts/test_access_mutants.py"],
     "boards/services/common.py": BOARD_SERVICE_TESTS,
     "boards/services/runs.py": BOARD_SERVICE_TESTS,
+    "boards/services/claim.py": [*BOARD_SERVICE_TESTS, "tests/boards/test_claim_interleavings.py"],
+    "boards/services/delivery.py": [*BOARD_SERVICE_TESTS, "tests/boards/test_claim_interleavings.py"],
+    "boards/evidence.py": ["tests/boards/test_evidence.py", "tests/boards/test_runs_mutants.py"],
     "boards/services/inbox.py": [
         *BOARD_SERVICE_TESTS,
         "tests/web/test_question_actions.py",

@@ -1,0 +1,79 @@
+"""Handing answers and approvals to the agent that asked, exactly once.
+
+A connection receives an answered question (and an approval of a step) on its next start_task of
+the task or get_my_work, whichever comes first. Both callers lock the rows they deliver (SKIP
+LOCKED where the database has it; SQLite serialises writers), and `mark_delivered` is a checked
+compare-and-set on `delivered_at`: only the caller whose update changed the row emits the
+`*.delivered` event and hands the row over, however many calls of the connection race.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import connection as db_connection
+
+from accounts.models import AgentConnection
+from boards.models import Approval, Question, QuestionState, Task
+from weft.events import emit
+
+
+def mark_delivered(row: Question | Approval, now: datetime) -> bool:
+    """Mark an answer or approval handed over; True only for the one caller whose update changed it.
+
+    The compare-and-set is what makes "exactly once" hold where no lock was taken (SQLite, a
+    caller holding a stale read, or task_claim, which reads its approval without a lock).
+    """
+    kind = "question" if isinstance(row, Question) else "approval"
+    if not type(row).objects.filter(pk=row.pk, delivered_at=None).update(delivered_at=now):
+        return False
+    row.delivered_at = now
+    emit(
+        workspace_id=row.workspace_id,
+        type=f"{kind}.delivered",
+        entity_type=kind,
+        entity_id=row.pk,
+        payload={f"{kind}Id": row.pk, "taskId": row.task_id},
+    )
+    return True
+
+
+def deliver_answers(
+    *, connection: AgentConnection | None, now: datetime, task: Task | None = None
+) -> list[Question]:
+    """Answered questions of this connection (on `task`, if given) not yet handed over: delivered now."""
+    if connection is None:
+        return []
+    skip_locked = db_connection.features.has_select_for_update_skip_locked
+    pending = Question.objects.select_for_update(skip_locked=skip_locked, of=("self",)).select_related(
+        "task", "run"
+    )
+    pending = pending.filter(connection=connection, state=QuestionState.ANSWERED, delivered_at=None)
+    if task is not None:
+        pending = pending.filter(task=task)
+    return [question for question in pending.order_by("answered_at", "pk") if mark_delivered(question, now)]
+
+
+def valid_approval(*, task: Task, connection: AgentConnection | None, now: datetime) -> Approval | None:
+    """The newest unused, unexpired approval of a step of `task` for this connection."""
+    if connection is None:
+        return None
+    return (
+        Approval.objects.filter(task=task, connection=connection, used_at=None, expires_at__gt=now)
+        .order_by("-created_at")
+        .first()
+    )
+
+
+def deliver_approvals(*, connection: AgentConnection, now: datetime) -> tuple[list[Approval], list[Approval]]:
+    """This connection's valid, unused approvals (locked), and those of them handed over now.
+
+    An approval is delivered (listed) once, but stays valid, and the next thing to do, until used.
+    """
+    skip_locked = db_connection.features.has_select_for_update_skip_locked
+    valid = list(
+        Approval.objects.select_for_update(skip_locked=skip_locked, of=("self",))
+        .filter(connection=connection, used_at=None, expires_at__gt=now)
+        .order_by("created_at", "pk")
+    )
+    return valid, [a for a in valid if a.delivered_at is None and mark_delivered(a, now)]
