@@ -174,3 +174,7 @@ CASES: dict[str, Kwargs | Case] = {
         lambda o: {"slug": o.ws.slug, "question_id": o.question_item.question_id}, answer="Postgres"
     ),
 }
+
+from tests.hooks.ownership_cases import CASES as HOOK_CASES  # noqa: E402  (it registers its extras here)
+
+CASES.update(HOOK_CASES)

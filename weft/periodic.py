@@ -35,6 +35,7 @@ def _run_task(name: str) -> None:
 async def embedded_timer(stop: asyncio.Event, *, tick: float = 1.0) -> None:
     schedule: dict[str, dict[str, Any]] = {**settings.CELERY_BEAT_SCHEDULE, **EVENT_LOG_SCHEDULE}
     last: dict[str, float] = {}
+    current_app.loader.import_default_modules()  # the apps' tasks modules: no worker imports them here
     while not stop.is_set():
         now = time.monotonic()
         for entry in schedule.values():

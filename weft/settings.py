@@ -111,6 +111,7 @@ INSTALLED_APPS = [
     "accounts",
     "boards",
     "issues",
+    "hooks",
 ]
 
 MIDDLEWARE = [
@@ -283,6 +284,7 @@ CELERY_BEAT_SCHEDULE = {
     "lease-sweep": {"task": "boards.tasks.sweep_leases", "schedule": 30.0},
     "inbox-reminders": {"task": "boards.tasks.send_inbox_reminders", "schedule": 60.0},
     "trash-purge": {"task": "boards.tasks.purge_trash", "schedule": 3600.0},
+    "webhook-deliveries": {"task": "hooks.deliver_due", "schedule": 5.0},
 }
 # In the embedded default the server process runs the periodic work on a timer.
 WEFT_EMBEDDED_TIMER = env_bool("WEFT_EMBEDDED_TIMER", not REDIS_URL and not TESTING)

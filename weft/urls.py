@@ -10,4 +10,5 @@ urlpatterns = [
     path("", include("accounts.agent_urls")),
     path("", include("accounts.urls")),
     path("w/<slug:slug>/", include("boards.urls")),
+    path("w/<slug:slug>/webhooks/", include("hooks.urls")),
 ]

@@ -151,6 +151,7 @@ def test_it_lists_every_tool_with_schemas_and_annotations(alice, ws_a):
     assert set(listed) == {
         "get_my_work", "start_task", "report_progress", "request_input", "complete_task",
         "release_task", "get_board_state", "get_task", "search", "create_task", "update_task",
+        "subscribe", "unsubscribe", "list_subscriptions",
     }  # fmt: skip
     for tool in listed.values():
         assert tool["description"]

@@ -227,6 +227,10 @@ CASES: Cases = {
     "release_task": lambda a: _by_lease(a, reason="B gives it back"),
 }
 
+from tests.hooks.isolation_cases import CASES as HOOK_CASES  # noqa: E402
+
+CASES.update(HOOK_CASES)
+
 
 # --- Checking the answers -----------------------------------------------------------------------
 

@@ -259,9 +259,11 @@ def build_server() -> WeftMCPServer:
         ),
     )
     from boards.mcp_tools import register as register_board_tools
+    from hooks.mcp_tools import register as register_hook_tools
 
     # The benchmark's no-op tool exists only when the benchmark starts the server.
     register_board_tools(server, with_noop=os.environ.get("WEFT_MCP_BENCH_NOOP") == "1")
+    register_hook_tools(server)
     return server
 
 

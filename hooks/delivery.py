@@ -1,0 +1,197 @@
+"""Webhook deliveries: created in the relay's transaction, sent after commit, retried with backoff.
+
+The relay hands every freshly positioned event to `deliveries_create` inside its own
+transaction, so a committed event always has its deliveries (durable: a crash loses none).
+Sending never runs in the request that caused the event: in production a Celery task per
+delivery is queued after commit; on the embedded default (eager Celery, no worker) the
+embedded timer runs `hooks.deliver_due` every few seconds instead. A sender takes a delivery
+with a compare-and-set on `next_attempt_at`, so one attempt goes out per round even with many
+senders; a sender that dies mid-attempt leaves it due again after IN_FLIGHT (at least once).
+The embedded timer runs its tasks one after another, so a round of hanging receivers holds its
+other work back by at most BATCH / SENDERS timeouts (25 s; attempts run SENDERS at a time).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+
+from accounts.models import Seat
+from boards import clock
+from hooks import sender, vault
+from hooks.models import Delivery, Subscription
+from hooks.rules import GONE, delivered, next_attempt, stored_filter
+from hooks.services import require_manager, subscription_disable
+from weft.errors import WeftError
+from weft.hints import fix
+
+# Longer than an attempt can take (connect + read timeouts): a taken delivery is not taken twice.
+IN_FLIGHT = timedelta(seconds=60)
+BATCH = 20
+SENDERS = 4
+
+
+def deliveries_create(events: Sequence[Any], envelopes: Sequence[dict[str, Any]]) -> list[int]:
+    """One pending delivery per event and matching active subscription; runs in the relay's transaction."""
+    workspace_ids = {event.workspace_id for event in events}
+    subscriptions = list(
+        Subscription.objects.filter(workspace_id__in=workspace_ids, state=Subscription.ACTIVE).values(
+            "pk", "workspace_id", "event_types", "entity_type", "entity_id"
+        )
+    )
+    if not subscriptions:
+        return []
+    now = clock.db_now()
+    rows = []
+    for event, envelope in zip(events, envelopes, strict=True):
+        body = json.dumps(envelope, separators=(",", ":"), sort_keys=True)
+        for sub in subscriptions:
+            wanted = sub["workspace_id"] == event.workspace_id and stored_filter(sub).matches(
+                type=event.type, entity_type=event.entity_type, entity_id=str(event.entity_id)
+            )
+            if wanted:
+                rows.append(
+                    Delivery(
+                        workspace_id=event.workspace_id,
+                        subscription_id=sub["pk"],
+                        event_id=str(envelope["id"]),
+                        event_type=event.type,
+                        body=body,
+                        next_attempt_at=now,
+                        created_at=now,
+                    )
+                )
+    created = Delivery.objects.bulk_create(rows)
+    ids = [row.pk for row in created if row.pk is not None]
+    transaction.on_commit(lambda: schedule(ids))
+    return ids
+
+
+def schedule(delivery_ids: Iterable[int]) -> None:
+    """Queue one Celery task per delivery; with eager Celery the embedded timer sends them instead."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return
+    from hooks.tasks import deliver
+
+    for pk in delivery_ids:
+        deliver.delay(pk)
+
+
+@dataclass(frozen=True)
+class Job:
+    delivery_id: int
+    subscription_id: int
+    url: str
+    secret: str
+    message_id: str
+    body: str
+
+
+def _take(pk: int, due_at: Any, now: Any) -> bool:
+    """Compare-and-set: this sender takes the delivery unless another one did first."""
+    taken = Delivery.objects.filter(pk=pk, state=Delivery.PENDING, next_attempt_at=due_at).update(
+        next_attempt_at=now + IN_FLIGHT
+    )
+    return taken == 1
+
+
+def deliveries_take(*, ids: Sequence[int] | None = None, limit: int = BATCH) -> list[Job]:
+    """Due deliveries of active subscriptions (all due ones, or those of `ids`), taken by this sender."""
+    now = clock.db_now()
+    due = Delivery.objects.filter(
+        state=Delivery.PENDING, next_attempt_at__lte=now, subscription__state=Subscription.ACTIVE
+    )
+    if ids is not None:
+        due = due.filter(pk__in=list(ids))
+    rows = list(due.select_related("subscription").order_by("next_attempt_at", "pk")[:limit])
+    return [
+        Job(
+            row.pk,
+            row.subscription_id,
+            row.subscription.url,
+            vault.unseal(row.subscription.secret_sealed),
+            row.message_id,
+            row.body,
+        )
+        for row in rows
+        if _take(row.pk, row.next_attempt_at, now)
+    ]
+
+
+def _attempt(job: Job) -> sender.Outcome:
+    return sender.send(
+        url=job.url,
+        secret=job.secret,
+        message_id=job.message_id,
+        body=job.body,
+        timestamp=int(time.time()),
+        debug=settings.DEBUG,
+    )
+
+
+def delivery_record(job: Job, outcome: sender.Outcome) -> str:
+    """Write an attempt's outcome: delivered, due again on the backoff, failed; a 410 disables."""
+    with transaction.atomic():
+        now = clock.db_now()
+        row = Delivery.objects.select_for_update().get(pk=job.delivery_id)
+        state, failures, due = Delivery.DELIVERED, row.failures, None
+        if not delivered(outcome.status):
+            failures += 1
+            due = None if outcome.status == GONE else next_attempt(failures=failures, now=now)
+            state = Delivery.PENDING if due is not None else Delivery.FAILED
+        Delivery.objects.filter(pk=row.pk).update(
+            state=state,
+            attempts=F("attempts") + 1,
+            failures=failures,
+            next_attempt_at=due,
+            last_attempt_at=now,
+            last_status_code=outcome.status,
+            last_error=outcome.error,
+            last_latency_ms=outcome.latency_ms,
+        )
+        if outcome.status == GONE:
+            subscription_disable(
+                subscription_id=job.subscription_id, reason=f"the receiver answered {GONE} Gone"
+            )
+    return state
+
+
+def deliveries_send(*, ids: Sequence[int] | None = None) -> int:
+    """Send the due deliveries (of `ids`, or any): attempts in parallel, bookkeeping in this thread."""
+    jobs = deliveries_take(ids=ids)
+    if not jobs:
+        return 0
+    with ThreadPoolExecutor(max_workers=min(SENDERS, len(jobs))) as pool:
+        outcomes = list(pool.map(_attempt, jobs))
+    for job, outcome in zip(jobs, outcomes, strict=True):
+        delivery_record(job, outcome)
+    return len(jobs)
+
+
+def delivery_redeliver(*, delivery: Delivery, by_seat: Seat) -> Delivery:
+    """Send a delivery again, with the same webhook-id, on the sender's next round."""
+    subscription = delivery.subscription
+    require_manager(subscription.workspace, by_seat=by_seat, by_connection=None)
+    if subscription.state != Subscription.ACTIVE:
+        raise WeftError(
+            "conflict",
+            f"subscription {subscription.pk} is disabled: {subscription.disabled_reason}",
+            details={"subscriptionId": subscription.pk},
+            fix=fix("list_subscriptions"),
+        )
+    with transaction.atomic():
+        Delivery.objects.filter(pk=delivery.pk).update(
+            state=Delivery.PENDING, failures=0, next_attempt_at=clock.db_now()
+        )
+        transaction.on_commit(lambda: schedule([delivery.pk]))
+    delivery.refresh_from_db()
+    return delivery
