@@ -34,7 +34,7 @@ BROKEN_HINT_CODES = {"invalid_argument", "not_found", "lease_lost"}
 READS = {"get_my_work", "get_board_state", "get_task", "search", "report_progress"}
 Again = Callable[[], Awaitable[dict[str, Any]]]
 # The reads an invalid_argument's Fix: may name when the server cannot correct the call.
-FIX_READS = {"get_my_work", "get_board_state", "get_task"}
+FIX_READS = {"get_my_work", "get_board_state", "get_task", "list_subscriptions"}
 
 
 def hinted_calls(text: str) -> list[tuple[str, str, dict[str, Any]]]:
@@ -114,6 +114,8 @@ async def audit(
 
 
 async def _session(token: str, suspended_token: str) -> None:
+    from tests.hooks.test_hook_hints import audit_hook_tools
+
     async with in_process() as client:
         mcp = MCP(client, token)
         tools = [t["name"] for t in await mcp.tools()]
@@ -212,6 +214,7 @@ async def _session(token: str, suspended_token: str) -> None:
         # A suspended workspace refuses every call, get_my_work included.
         suspended = MCP(client, suspended_token)
         await audit(suspended, "get_my_work", await suspended.call("get_my_work"), error=True)
+        await audit_hook_tools(mcp, suspended)
         unknown = await call("no_such_tool")
         assert unknown["isError"] and not problems(text_of(unknown), unknown["structuredContent"])
 
