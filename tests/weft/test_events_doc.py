@@ -39,7 +39,7 @@ def _emit_calls(tree: ast.Module) -> list[tuple[ast.expr, set[str]]]:
                 typed = [k.value for k in node.keywords if k.arg == "type"]
                 if not typed and name != "emit":
                     # A wrapper: its type is the one literal it is given, else its second argument.
-                    literal = [
+                    literal: list[ast.expr] = [
                         a for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
                     ]
                     typed = literal[:1] or node.args[1:2]
