@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / ".mutation"
 THRESHOLDS = Path(__file__).with_name("thresholds.toml")
 MUTMUT = Path(sys.executable).with_name("mutmut")
-COPIED = ("accounts", "boards", "weft", "issues", "templates", "static", "tests", "manage.py")
+COPIED = ("accounts", "boards", "hooks", "weft", "issues", "templates", "static", "tests", "manage.py")
 
 # The board services' own tests on SQLite (the race tests skip themselves there).
 BOARD_SERVICE_TESTS = [
