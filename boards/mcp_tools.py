@@ -122,7 +122,7 @@ async def get_my_work() -> Annotated[CallToolResult, HintedOutput]:
     """Start here. What this connection holds (runs and lease expiry), what waits on a person for it,
     answers and approvals not yet delivered, overdue and due-soon tasks, whether there is room to start
     anything (`capacity`), then the best next task."""
-    return await call_as_connection(lambda c: selectors.work_for_connection(connection=c))
+    return await call_as_connection(lambda c: services.work_for_connection(connection=c))
 
 
 async def start_task(id: TaskId) -> Annotated[CallToolResult, ClaimOutput]:

@@ -28,7 +28,6 @@ from boards.selectors.tasks import (
     task_history,
     task_runs,
 )
-from boards.selectors.work import work_for_connection
 
 __all__ = [
     "BoardColumn",
@@ -54,5 +53,4 @@ __all__ = [
     "task_history",
     "task_runs",
     "trashed_tasks",
-    "work_for_connection",
 ]

@@ -2,7 +2,8 @@
 
 Split by subdomain: `board` (boards and tasks), `trash`, `claim` (taking a task), `runs` (a run's
 lease-guarded writes and the lease sweep), `delivery` (answers and approvals handed over once),
-`inbox` (a person's decisions). Everything a surface calls is re-exported here.
+`inbox` (a person's decisions), `work` (get_my_work, which hands answers over). Everything a
+surface calls is re-exported here.
 """
 
 from boards.services.board import (
@@ -22,6 +23,7 @@ from boards.services.runs import (
     run_request_input,
 )
 from boards.services.trash import task_restore, task_trash, trash_purge
+from boards.services.work import work_for_connection
 
 __all__ = [
     "board_default",
@@ -40,4 +42,5 @@ __all__ = [
     "task_trash",
     "task_update",
     "trash_purge",
+    "work_for_connection",
 ]

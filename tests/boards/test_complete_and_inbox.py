@@ -7,8 +7,8 @@ import time_machine
 from django.utils import timezone
 
 from boards.models import Approval, Column, InboxItem, Report, Run
-from boards.selectors import inbox_for_user, work_for_connection
-from boards.services import inbox_decide, task_claim, task_update
+from boards.selectors import inbox_for_user
+from boards.services import inbox_decide, task_claim, task_update, work_for_connection
 from tests.boards.helpers import complete, refused
 from weft.errors import WeftError
 

@@ -6,7 +6,6 @@ import pytest
 from django.db import connection, transaction
 
 from boards.models import InboxItem
-from boards.selectors import work_for_connection
 from boards.services import (
     inbox_decide,
     lease_sweep,
@@ -17,6 +16,7 @@ from boards.services import (
     task_restore,
     task_trash,
     task_update,
+    work_for_connection,
 )
 from tests.boards.helpers import ask, beat, complete, refused, release
 from weft import events

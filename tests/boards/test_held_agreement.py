@@ -13,8 +13,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from boards.models import Run, RunState
-from boards.selectors import board_state, work_for_connection
-from boards.services import task_claim
+from boards.selectors import board_state
+from boards.services import task_claim, work_for_connection
 
 pytestmark = pytest.mark.usefixtures("moved_clock")
 

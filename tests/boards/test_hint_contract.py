@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from accounts.models import Usage
-from boards import selectors
+from boards import selectors, services
 from boards.models import Column, Task
 from boards.results import (
     AttentionStatus,
@@ -99,7 +99,7 @@ class Seeded:
     make_task: Any
 
     def work(self) -> Any:
-        return selectors.work_for_connection(connection=self.agent)
+        return services.work_for_connection(connection=self.agent)
 
 
 def board_writes(f: Seeded) -> list[Any]:

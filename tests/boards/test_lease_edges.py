@@ -14,8 +14,7 @@ from django.utils import timezone
 
 from boards.models import Column, InboxItem, ProgressNote, Question, Report, Run, Task
 from boards.results import ClaimResult
-from boards.selectors import work_for_connection
-from boards.services import lease_sweep, question_answer, task_claim
+from boards.services import lease_sweep, question_answer, task_claim, work_for_connection
 from tests.boards.helpers import ask, beat, complete, refused, release
 from weft.models import Event
 

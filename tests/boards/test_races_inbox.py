@@ -18,8 +18,15 @@ from accounts.services import usage_consume
 from boards import clock
 from boards.models import Approval, Column, InboxItem, Question, Run, Task
 from boards.results import ClaimResult, InboxResult, WorkResult
-from boards.selectors import work_for_connection
-from boards.services import inbox_decide, lease_sweep, question_answer, run_heartbeat, task_claim, task_create
+from boards.services import (
+    inbox_decide,
+    lease_sweep,
+    question_answer,
+    run_heartbeat,
+    task_claim,
+    task_create,
+    work_for_connection,
+)
 from tests.boards.helpers import ask, codes, complete, race
 from weft.errors import WeftError
 from weft.models import Event

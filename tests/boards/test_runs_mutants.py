@@ -17,7 +17,6 @@ from boards import clock
 from boards.evidence import verify
 from boards.models import Approval, Column, InboxItem, ProgressNote, Question, Report, Run, Task
 from boards.results import question_payload, report_payload, task_payload
-from boards.selectors import work_for_connection
 from boards.services import (
     inbox_decide,
     lease_sweep,
@@ -30,6 +29,7 @@ from boards.services import (
     task_move,
     task_trash,
     task_update,
+    work_for_connection,
 )
 from boards.services.common import lease_token_for, token_hash
 from boards.services.delivery import mark_delivered

@@ -8,8 +8,14 @@ import time_machine
 from django.utils import timezone
 
 from boards.models import Column, Run, Task
-from boards.selectors import work_for_connection
-from boards.services import lease_sweep, run_heartbeat, task_claim, task_create, task_move
+from boards.services import (
+    lease_sweep,
+    run_heartbeat,
+    task_claim,
+    task_create,
+    task_move,
+    work_for_connection,
+)
 from boards.services.common import already_claimed, attention_now, expire_run
 from tests.boards.helpers import ask, beat, complete, refused
 from weft.models import Event

@@ -27,7 +27,7 @@ from django.test import Client
 from playwright.sync_api import expect, sync_playwright
 
 from accounts.models import AgentConnection, User, Workspace
-from boards import selectors, services
+from boards import services
 from boards.models import Column, InboxItem, InboxState, Question, QuestionState, Task
 from tests.conftest import PASSWORD
 from tests.servers import free_port
@@ -388,7 +388,7 @@ def test_it_drops_a_question_after_confirmation(people, live, alice, ws_a, agent
     expect(page.locator("[data-testid=inbox-count]")).to_have_text("0", timeout=LIVE_TIMEOUT_MS)
     assert Question.objects.get(task=task).state == QuestionState.CANCELLED
     assert Task.objects.get(pk=task.pk).column == Column.DOING
-    work = live.call(selectors.work_for_connection, connection=agent)
+    work = live.call(services.work_for_connection, connection=agent)
     assert work.waiting == []
     assert all(not questions for questions in work.open_questions.values())
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from accounts.models import AgentConnection, User, Workspace
 from boards.models import Column, InboxItem, InboxState, Question, QuestionState, Task
-from boards.selectors import work_for_connection
+from boards.services import work_for_connection
 from tests.web.factories import make_question
 
 

@@ -1,4 +1,5 @@
-"""An agent's own work: work_for_connection (get_my_work).
+"""An agent's own work: work_for_connection (get_my_work) — a write, since it hands answers and
+approvals over once; a service, not a selector.
 
 An expired lease is expired here too: a run counts as held only while `lease_expires_at > now`
 (`queries.held`), whether or not the sweep has run. `work_for_connection` also hands over
