@@ -242,9 +242,10 @@ def _resume(claimer: _Claimer, live: Run, task: Task, now: datetime) -> ClaimRes
     except lease.LeaseLost:
         return None
     assert renewed.expires_at is not None
-    # Compare-and-set on the lease as read: a concurrent write (a question, an answer, a sweep)
-    # since then makes this match nothing, and the claim judges the run once more.
-    changed = Run.objects.filter(pk=live.pk, state=live.state, lease_expires_at=live.lease_expires_at).update(
+    # The state as read: a question, an answer or a sweep since then makes this match nothing, and
+    # the claim judges the run once more. (Only a heartbeat changes the expiry alone, to about the
+    # same value.)
+    changed = Run.objects.filter(pk=live.pk, state=live.state, lease_expires_at__gt=now).update(
         lease_token_hash=token_hash(token), last_heartbeat_at=now, lease_expires_at=renewed.expires_at
     )
     if changed != 1:

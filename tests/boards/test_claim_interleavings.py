@@ -148,19 +148,6 @@ def test_a_resume_whose_run_changes_under_it_twice_is_lease_lost(monkeypatch, ag
     assert error.details["runId"] == str(first.run.run_id)
 
 
-def test_a_resume_keeps_a_longer_hold_written_meanwhile(monkeypatch, agent, task):
-    first = task_claim(task_id=task.pk, connection=agent)
-    longer = clock.db_now() + timedelta(minutes=55)
-    _once(
-        monkeypatch,
-        "_holders_run",
-        lambda *a: Run.objects.filter(pk=first.run.pk).update(lease_expires_at=longer),
-    )
-    again = task_claim(task_id=task.pk, connection=agent)
-    assert again.resumed and again.run.lease_expires_at == longer
-    assert Run.objects.get(pk=first.run.pk).lease_expires_at == longer
-
-
 def test_the_same_holders_winning_run_changing_before_its_resume_is_lease_lost(monkeypatch, agent, task):
     won: list[Any] = []
     _once(monkeypatch, "_admit", lambda *a: won.append(task_claim(task_id=task.pk, connection=agent)))
