@@ -44,7 +44,7 @@ from boards.services.common import (
 from boards.services.delivery import deliver_answers, mark_delivered, valid_approval
 from weft.errors import WeftError, invalid_argument
 from weft.events import emit
-from weft.hints import Hint, fix, next_
+from weft.hints import Hint, next_
 
 
 @dataclass(frozen=True)
@@ -242,6 +242,9 @@ def _resume(claimer: _Claimer, live: Run, task: Task, now: datetime) -> ClaimRes
     except lease.LeaseLost:
         return None
     assert renewed.expires_at is not None
+    # The state as read: a question, an answer or a sweep since then makes this match nothing, and
+    # the claim judges the run once more. (Only a heartbeat changes the expiry alone, to about the
+    # same value.)
     changed = Run.objects.filter(pk=live.pk, state=live.state, lease_expires_at__gt=now).update(
         lease_token_hash=token_hash(token), last_heartbeat_at=now, lease_expires_at=renewed.expires_at
     )
@@ -250,7 +253,7 @@ def _resume(claimer: _Claimer, live: Run, task: Task, now: datetime) -> ClaimRes
     live.lease_token_hash = token_hash(token)
     live.last_heartbeat_at = now
     live.lease_expires_at = renewed.expires_at
-    approval = live.approval if live.approval_id else None
+    approval = live.approval
     context = _context(claimer, task=task, run=live, approval=approval, now=now)
     _emit_claimed("run.resumed", live, task)
     return ClaimResult(
@@ -278,9 +281,7 @@ def _hint(run: Run, token: str) -> Hint:
 
 def _not_startable(task: Task) -> WeftError:
     return invalid_argument(
-        "id",
-        f"task {task.pk} is in {task.column}; only Backlog and Todo tasks can be started",
-        fix_hint=fix("get_my_work"),
+        "id", f"task {task.pk} is in {task.column}; only Backlog and Todo tasks can be started"
     )
 
 
@@ -310,12 +311,13 @@ def _previous_run_notes(task: Task, run: Run) -> tuple[list[str], list[str]]:
     """The previous run's last progress notes and outcome, and the rework notes it was sent back with."""
     # Every claim bumps the task's epoch (from 0) and its run carries the bumped value, and epochs
     # only grow; so a run at epoch 1 is the task's first and there is no earlier run to read.
-    # That skips the lookup on a first claim, the common case.
+    # That skips the lookup on a first claim, the common case. The run is the task's newest (no
+    # run starts while it is live), so every other run of the task started before it.
     if run.epoch <= 1:
         return [], []
     previous = (
         Run.objects.select_related("report")
-        .filter(task=task, started_at__lte=run.started_at)
+        .filter(task=task)
         .exclude(pk=run.pk)
         .order_by("-started_at", "-pk")
         .first()
@@ -324,7 +326,7 @@ def _previous_run_notes(task: Task, run: Run) -> tuple[list[str], list[str]]:
         return [], []
     notes = ProgressNote.objects.filter(run=previous).order_by("-created_at", "-pk")[:5]
     last_notes = [p.note for p in reversed(list(notes))]
-    report = getattr(previous, "report", None) if hasattr(previous, "report") else None
+    report = getattr(previous, "report", None)  # a run ended without completing has none
     if report is not None:
         last_notes.append(f"outcome: {report.outcome}")
         if report.next_step:

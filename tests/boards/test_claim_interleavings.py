@@ -146,3 +146,15 @@ def test_a_resume_whose_run_changes_under_it_twice_is_lease_lost(monkeypatch, ag
     monkeypatch.setattr(claim, "_holders_run", toggling)
     error = refused("lease_lost", task_claim, task_id=task.pk, connection=agent)
     assert error.details["runId"] == str(first.run.run_id)
+
+
+def test_the_same_holders_winning_run_changing_before_its_resume_is_lease_lost(monkeypatch, agent, task):
+    won: list[Any] = []
+    _once(monkeypatch, "_admit", lambda *a: won.append(task_claim(task_id=task.pk, connection=agent)))
+
+    def ask_first(claimer: Any, live: Run, *args: Any) -> None:
+        Run.objects.filter(pk=live.pk).update(state=RunState.WAITING_INPUT)
+
+    _once(monkeypatch, "_resume", ask_first, before=True)
+    error = refused("lease_lost", task_claim, task_id=task.pk, connection=agent)
+    assert error.details["runId"] == str(won[0].run.run_id)

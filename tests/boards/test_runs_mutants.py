@@ -36,6 +36,7 @@ from boards.services.delivery import mark_delivered
 from tests.boards.helpers import ask, beat, complete, refused, release
 from weft.errors import WeftError
 from weft.events import relay
+from weft.hints import next_
 from weft.models import Event
 
 pytestmark = pytest.mark.usefixtures("moved_clock")
@@ -1648,3 +1649,16 @@ def test_every_row_of_the_claim_loop_is_stamped_with_the_database_clock(agent, m
         Report.objects.get().created_at,
         review_item.created_at,
     ] == [database_now] * 5
+
+
+def test_get_my_work_lists_the_connections_unused_approvals_oldest_first(agent, agent2, alice, make_task):
+    approvals = [reviewed_with_step(make_task, agent, alice, step=f"step {n}")[1] for n in range(4)]
+    first, second, foreign, used = approvals
+    # Created in the order second, first: the listing follows creation, not row order.
+    Approval.objects.filter(pk=first.pk).update(created_at=second.created_at + timedelta(seconds=1))
+    Approval.objects.filter(pk=foreign.pk).update(connection=agent2)
+    Approval.objects.filter(pk=used.pk).update(used_at=timezone.now())
+    work = work_for_connection(connection=agent)
+    assert [a.pk for a in work.approvals] == [second.pk, first.pk]
+    assert work.hint == next_("start_task", {"id": second.task_id})
+    assert work_for_connection(connection=agent).approvals == []  # delivered once
