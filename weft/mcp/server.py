@@ -26,7 +26,7 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent
 from pydantic import ValidationError
 from starlette.middleware.cors import CORSMiddleware
@@ -303,8 +303,8 @@ def _answering_failures(app: ASGIApp) -> ASGIApp:
         started = False
         # Starlette's error middleware answers a crash with a bare 500 and then re-raises: hold a
         # 500 until the app returns, so that answer can be replaced by one with a code and a hint.
-
         held: list[dict[str, Any]] = []
+        replaced: list[bool] = []
 
         async def flush() -> None:
             nonlocal started
@@ -314,6 +314,13 @@ def _answering_failures(app: ASGIApp) -> ASGIApp:
 
         async def tracking_send(message: Any) -> None:
             nonlocal started
+            if replaced:
+                return  # the body of the SDK's bare 413, already answered with a code and a hint
+            if message["type"] == "http.response.start" and message.get("status") == 413 and not started:
+                replaced.append(True)
+                started = True
+                await _send_error(send, _too_large(), status=413)
+                return
             if message["type"] == "http.response.start" and message.get("status") == 500 and not started:
                 held.append(message)
                 return
@@ -337,10 +344,23 @@ def _answering_failures(app: ASGIApp) -> ASGIApp:
     return guarded
 
 
+def _too_large() -> WeftError:
+    limit = DEFAULT_MAX_REQUEST_BODY_SIZE
+    return WeftError(
+        "invalid_argument",
+        f"request: the body is over {limit} bytes; send less (every text argument has a limit)",
+        details={"field": "request", "reason": "too_large", "maximumBytes": limit},
+        fix=fix("get_my_work"),
+    )
+
+
 async def _send_failure(send: Any, exc: Exception) -> None:
     """The answer to a failure outside a tool call: a JSON-RPC error carrying the code and the hint."""
-    error = failure_error(exc, "MCP request")
-    status = error.http_status
+    await _send_error(send, failure_error(exc, "MCP request"))
+
+
+async def _send_error(send: Any, error: WeftError, *, status: int | None = None) -> None:
+    status = status or error.http_status
     body = json.dumps(
         {
             "jsonrpc": "2.0",
