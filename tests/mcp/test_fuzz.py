@@ -154,6 +154,13 @@ class World:
 
 def answer_problems(name: str, arguments: Any, answer: Answer) -> list[str]:
     """How one tools/call answer breaks the contract; empty when it keeps it."""
+    if answer.status == 413 and isinstance(answer.body, dict) and "error" in answer.body:
+        # A body over the transport's limit never reaches a tool: a coded refusal with its hint.
+        error = answer.body["error"]
+        data = error.get("data") or {}
+        if (data.get("error") or {}).get("code") != "invalid_argument":
+            return [f"HTTP 413 without invalid_argument: {answer.text[:300]!r}"]
+        return problems(error.get("message", ""), data)
     if answer.status != 200:
         return [f"HTTP {answer.status}: {answer.text[:300]!r}"]
     if not isinstance(answer.body, dict):
