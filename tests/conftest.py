@@ -7,9 +7,11 @@ import os
 import pytest
 from allauth.account.models import EmailAddress
 from django.db import connection
+from django.utils import timezone
 
-from accounts.models import Seat, User, Workspace
+from accounts.models import AgentConnection, Seat, User, Workspace
 from accounts.services import workspace_create
+from boards import clock
 
 PASSWORD = "correct horse battery staple"
 
@@ -60,3 +62,29 @@ def redis_url() -> str:
     if not url:
         pytest.skip("needs Redis: run through `python -m tests.servers --redis -- pytest`")
     return url
+
+
+@pytest.fixture
+def moved_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(clock, "db_now", timezone.now)
+
+
+@pytest.fixture
+def agent(ws_a: Workspace, alice: User) -> AgentConnection:
+    return AgentConnection.objects.select_related("workspace").get(
+        pk=AgentConnection.objects.create(workspace=ws_a, user=alice, name="Claude Code").pk
+    )
+
+
+@pytest.fixture
+def agent2(ws_a: Workspace, alice: User) -> AgentConnection:
+    return AgentConnection.objects.select_related("workspace").get(
+        pk=AgentConnection.objects.create(workspace=ws_a, user=alice, name="Cursor").pk
+    )
+
+
+@pytest.fixture
+def agent_b(ws_b: Workspace, carol: User) -> AgentConnection:
+    return AgentConnection.objects.select_related("workspace").get(
+        pk=AgentConnection.objects.create(workspace=ws_b, user=carol, name="Codex").pk
+    )

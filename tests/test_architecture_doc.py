@@ -23,7 +23,7 @@ def production_modules() -> list[str]:
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
             rel = path.relative_to(ROOT).as_posix()
-            if "/migrations/" in rel or path.name == "__init__.py":
+            if "/migrations/" in rel or (path.name == "__init__.py" and not path.read_text().strip()):
                 continue
             found.append(rel)
     return found

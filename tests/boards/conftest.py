@@ -9,38 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from django.utils import timezone
 
-from accounts.models import AgentConnection, User, Workspace
-from boards import clock
+from accounts.models import User, Workspace
 from boards.models import Task
 from boards.services import task_create
-
-
-@pytest.fixture
-def moved_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(clock, "db_now", timezone.now)
-
-
-@pytest.fixture
-def agent(ws_a: Workspace, alice: User) -> AgentConnection:
-    return AgentConnection.objects.select_related("workspace").get(
-        pk=AgentConnection.objects.create(workspace=ws_a, user=alice, name="Claude Code").pk
-    )
-
-
-@pytest.fixture
-def agent2(ws_a: Workspace, alice: User) -> AgentConnection:
-    return AgentConnection.objects.select_related("workspace").get(
-        pk=AgentConnection.objects.create(workspace=ws_a, user=alice, name="Cursor").pk
-    )
-
-
-@pytest.fixture
-def agent_b(ws_b: Workspace, carol: User) -> AgentConnection:
-    return AgentConnection.objects.select_related("workspace").get(
-        pk=AgentConnection.objects.create(workspace=ws_b, user=carol, name="Codex").pk
-    )
 
 
 @pytest.fixture

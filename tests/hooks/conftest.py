@@ -16,10 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from django.utils import timezone
 
-from accounts.models import AgentConnection, User, Workspace
-from boards import clock
 from hooks.models import Delivery
 from weft import events
 
@@ -77,23 +74,8 @@ def receiver() -> Iterator[Receiver]:
 
 
 @pytest.fixture(autouse=True)
-def moved_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+def _clock_follows_time_machine(moved_clock: None) -> None:
     """The database clock follows time-machine on every database (PostgreSQL's does not)."""
-    monkeypatch.setattr(clock, "db_now", timezone.now)
-
-
-@pytest.fixture
-def agent(ws_a: Workspace, alice: User) -> AgentConnection:
-    return AgentConnection.objects.select_related("workspace").get(
-        pk=AgentConnection.objects.create(workspace=ws_a, user=alice, name="Claude Code").pk
-    )
-
-
-@pytest.fixture
-def agent_b(ws_b: Workspace, carol: User) -> AgentConnection:
-    return AgentConnection.objects.select_related("workspace").get(
-        pk=AgentConnection.objects.create(workspace=ws_b, user=carol, name="Codex").pk
-    )
 
 
 class Relay:
