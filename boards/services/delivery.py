@@ -12,10 +12,19 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.db import connection as db_connection
+from django.db.models import Model, QuerySet
 
 from accounts.models import AgentConnection
 from boards.models import Approval, Question, QuestionState, Task
 from weft.events import emit
+
+
+def locked[M: Model](rows: QuerySet[M]) -> QuerySet[M]:
+    """The rows to hand over, locked: their own rows only (never the task or run they join), and
+    skipping rows another caller holds, where the database can (PostgreSQL). A skipped row stays
+    undelivered for the caller that holds it; nobody waits behind a claim that holds the task."""
+    skip_locked = db_connection.features.has_select_for_update_skip_locked
+    return rows.select_for_update(skip_locked=skip_locked, of=("self",))
 
 
 def mark_delivered(row: Question | Approval, now: datetime) -> bool:
@@ -44,11 +53,9 @@ def deliver_answers(
     """Answered questions of this connection (on `task`, if given) not yet handed over: delivered now."""
     if connection is None:
         return []
-    skip_locked = db_connection.features.has_select_for_update_skip_locked
-    pending = Question.objects.select_for_update(skip_locked=skip_locked, of=("self",)).select_related(
-        "task", "run"
+    pending = locked(Question.objects.select_related("task", "run")).filter(
+        connection=connection, state=QuestionState.ANSWERED, delivered_at=None
     )
-    pending = pending.filter(connection=connection, state=QuestionState.ANSWERED, delivered_at=None)
     if task is not None:
         pending = pending.filter(task=task)
     return [question for question in pending.order_by("answered_at", "pk") if mark_delivered(question, now)]
@@ -70,10 +77,9 @@ def deliver_approvals(*, connection: AgentConnection, now: datetime) -> tuple[li
 
     An approval is delivered (listed) once, but stays valid, and the next thing to do, until used.
     """
-    skip_locked = db_connection.features.has_select_for_update_skip_locked
     valid = list(
-        Approval.objects.select_for_update(skip_locked=skip_locked, of=("self",))
-        .filter(connection=connection, used_at=None, expires_at__gt=now)
-        .order_by("created_at", "pk")
+        locked(Approval.objects.filter(connection=connection, used_at=None, expires_at__gt=now)).order_by(
+            "created_at", "pk"
+        )
     )
     return valid, [a for a in valid if a.delivered_at is None and mark_delivered(a, now)]

@@ -59,7 +59,17 @@ MODULES: dict[str, list[str]] = {
     "boards/services/common.py": BOARD_SERVICE_TESTS,
     "boards/services/runs.py": BOARD_SERVICE_TESTS,
     "boards/services/claim.py": [*BOARD_SERVICE_TESTS, "tests/boards/test_claim_interleavings.py"],
-    "boards/services/delivery.py": [*BOARD_SERVICE_TESTS, "tests/boards/test_claim_interleavings.py"],
+    "boards/services/delivery.py": [
+        *BOARD_SERVICE_TESTS,
+        "tests/boards/test_claim_interleavings.py",
+        "tests/boards/test_delivery_locks.py",
+    ],
+    "boards/services/work.py": [
+        *BOARD_SERVICE_TESTS,
+        "tests/boards/test_held_agreement.py",
+        "tests/boards/test_attention_rules.py",
+        "tests/boards/test_inbox_mutants.py",
+    ],
     "boards/evidence.py": ["tests/boards/test_evidence.py", "tests/boards/test_runs_mutants.py"],
     "boards/services/inbox.py": [
         *BOARD_SERVICE_TESTS,
