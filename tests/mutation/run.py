@@ -69,6 +69,7 @@ MODULES: dict[str, list[str]] = {
         "tests/boards/test_held_agreement.py",
         "tests/boards/test_attention_rules.py",
         "tests/boards/test_inbox_mutants.py",
+        "tests/boards/test_my_work.py",
     ],
     "boards/evidence.py": ["tests/boards/test_evidence.py", "tests/boards/test_runs_mutants.py"],
     "boards/services/inbox.py": [
