@@ -178,7 +178,8 @@ def _take(claimer: _Claimer, task: Task, started: lease.Lease, now: datetime) ->
 
 
 def _after_lost_race(claimer: _Claimer, task: Task, now: datetime) -> ClaimResult:
-    """Another claim moved the task first: the caller's own run back, else already_claimed.
+    """Another claim moved the task first: the caller's own run back, else already_claimed (or,
+    when a person moved the task out of Backlog and Todo meanwhile, the refusal that says where it is).
 
     Our UPDATE waited on the winner's row lock until it committed, so its run is visible now.
     When the winner is this same holder (an agent retrying start_task while the first call is
@@ -186,16 +187,20 @@ def _after_lost_race(claimer: _Claimer, task: Task, now: datetime) -> ClaimResul
     moment later.
     """
     holder = _live_run(task)
+    read_column = task.column
+    task.refresh_from_db()
     if (
         holder is not None
         and claimer.holds(holder)
         and not lease.is_expired(holder.state, holder.lease_expires_at, now)
     ):
-        task.refresh_from_db()
         resumed = _resume(claimer, holder, task, now)
         if resumed is None:
             raise lease_lost(holder)
         return resumed
+    if holder is None and task.column != read_column and task.column not in CLAIMABLE_COLUMNS:
+        # Nobody claimed it: a person moved the task (to Done, Dropped, the trash) meanwhile.
+        raise _not_startable(task)
     raise already_claimed(task, holder)
 
 

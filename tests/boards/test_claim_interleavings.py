@@ -15,7 +15,7 @@ import pytest
 
 from boards import clock
 from boards.models import Column, Run, RunState, Task
-from boards.services import claim, task_claim
+from boards.services import claim, task_claim, task_move
 from tests.boards.helpers import ask, beat, refused, release
 
 
@@ -158,3 +158,33 @@ def test_the_same_holders_winning_run_changing_before_its_resume_is_lease_lost(m
     _once(monkeypatch, "_resume", ask_first, before=True)
     error = refused("lease_lost", task_claim, task_id=task.pk, connection=agent)
     assert error.details["runId"] == str(won[0].run.run_id)
+
+
+@pytest.mark.parametrize("column", [Column.DONE, Column.DROPPED])
+def test_a_task_a_person_moves_out_of_todo_between_read_and_write_is_not_claimed(
+    monkeypatch, agent, alice, task, column
+):
+    _once(monkeypatch, "_admit", lambda *a: task_move(task=task, column=column, by_user=alice))
+    error = refused("invalid_argument", task_claim, task_id=task.pk, connection=agent)
+    assert f"task {task.pk} is in {column}" in error.message
+    assert error.fix.call is not None and error.fix.call.tool == "get_my_work"
+
+
+def test_the_holder_of_a_task_is_read_with_its_connection_in_one_query(
+    django_assert_num_queries, agent, task
+):
+    task_claim(task_id=task.pk, connection=agent)
+    with django_assert_num_queries(1):
+        live = claim._live_run(task)
+        assert live is not None and live.connection is not None
+        assert live.connection.name == "Claude Code"
+
+
+def test_the_holder_of_a_task_is_read_with_its_person_in_one_query(
+    django_assert_num_queries, alice, ws_a, task
+):
+    task_claim(task_id=task.pk, user=alice, workspace=ws_a)
+    with django_assert_num_queries(1):
+        live = claim._live_run(task)
+        assert live is not None and live.user is not None
+        assert live.user.email == "alice@example.com"
