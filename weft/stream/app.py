@@ -24,6 +24,7 @@ from starlette.types import Receive, Scope, Send
 
 from accounts.access import require_active_workspace
 from accounts.connections import connection_live
+from weft import events
 from weft.errors import WeftError
 from weft.mcp.verifier import ConnectionTokenVerifier
 from weft.stream.feed import (
@@ -33,7 +34,6 @@ from weft.stream.feed import (
     catch_up_page,
     current_hub,
     frame,
-    newest_position,
     queue_limit,
 )
 from weft.stream.request import StreamRequest, fix_for, parse_request
@@ -104,7 +104,7 @@ def _open(connection_id: int) -> tuple[int, int] | None:
         if found is None:
             return None
         require_active_workspace(found.workspace)
-        return found.workspace_id, newest_position()
+        return found.workspace_id, events.newest_position()
     finally:
         db_connection.close()
 
