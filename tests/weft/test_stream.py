@@ -206,6 +206,13 @@ def test_without_a_cursor_it_starts_from_now_and_says_where(live, token, ws_a):
     assert [b.id for b in got] == [str(later)]
 
 
+def test_without_a_cursor_it_starts_from_the_event_logs_newest_position(live, token, monkeypatch):
+    monkeypatch.setattr(events, "newest_position", lambda: 424242)
+    with stream(live, token) as response:
+        first = next(blocks(response))
+    assert first.comments == ["connected"] and first.id == "424242"
+
+
 def test_a_client_resumes_with_last_event_id_without_loss_or_duplicates_while_writes_continue(
     live, token, ws_a
 ):
