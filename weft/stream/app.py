@@ -125,11 +125,32 @@ async def _answer(send: Send, status: int, body: dict[str, Any], headers: list[t
     await send({"type": "http.response.body", "body": data})
 
 
+# The refusals of a token, with the code and the one action that fixes each (as every answer has).
+TOKEN_REFUSALS = {
+    "invalid_token": (
+        "unauthenticated",
+        "get a fresh access token for /api/mcp (refresh it, or sign the agent in again), "
+        "then reconnect with Last-Event-ID",
+    ),
+    "insufficient_scope": (
+        "forbidden",
+        f"sign the agent in again asking for the {REQUIRED_SCOPE} scope, then reconnect",
+    ),
+}
+
+
 async def _refuse_token(send: Send, status: int, error: str, description: str) -> None:
-    """The MCP endpoint's bearer challenge: the same tokens, the same protected resource."""
+    """The MCP endpoint's bearer challenge (the same tokens, the same protected resource), with a hint."""
     metadata = f"{settings.WEFT_BASE_URL}/.well-known/oauth-protected-resource/api/mcp"
     challenge = f'Bearer error="{error}", error_description="{description}", resource_metadata="{metadata}"'
-    body = {"error": error, "error_description": description}
+    code, fix = TOKEN_REFUSALS[error]
+    body = {
+        "error": error,
+        "error_description": description,
+        "code": code,
+        "message": description,
+        "fix": fix,
+    }
     await _answer(send, status, body, [(b"www-authenticate", challenge.encode())])
 
 
@@ -141,7 +162,8 @@ async def _refuse(send: Send, error: WeftError, fix: str) -> None:
 async def stream_app(scope: Scope, receive: Receive, send: Send) -> None:
     """Parse, authenticate, scope to the token's workspace, then stream until the stream ends."""
     if scope["method"] != "GET":
-        await _answer(send, 405, {"error": "method_not_allowed"}, [(b"allow", b"GET")])
+        refused = {"code": "method_not_allowed", "message": "the stream answers GET only", "fix": "send GET"}
+        await _answer(send, 405, refused, [(b"allow", b"GET")])
         return
     try:
         grant = await _grant(scope)

@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from weft.errors import WeftError, invalid_argument
+from weft.event_types import unknown_entity_type, unknown_type
 
 MAX_TYPES = 30
 TYPE_PATTERN = re.compile(r"[a-z][a-z_]*\.[a-z][a-z_]*")
@@ -105,6 +106,8 @@ def _types(raw: str | None) -> frozenset[str]:
     for name in types:
         if len(name) > MAX_TYPE_LENGTH or not TYPE_PATTERN.fullmatch(name):
             raise invalid_argument("types", f"{name[:MAX_TYPE_LENGTH]!r} is not an event type")
+        if (reason := unknown_type(name)) is not None:
+            raise invalid_argument("types", reason)
     return frozenset(types)
 
 
@@ -115,6 +118,8 @@ def _text(field: str, raw: str | None, limit: int, pattern: re.Pattern[str] | No
         raise invalid_argument(field, f"must be 1 to {limit} printable characters without surrounding spaces")
     if pattern is not None and not pattern.fullmatch(raw):
         raise invalid_argument(field, f"{raw!r} is not an entity type")
+    if pattern is not None and (reason := unknown_entity_type(raw)) is not None:
+        raise invalid_argument(field, reason)
     return raw
 
 
