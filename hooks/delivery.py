@@ -175,10 +175,15 @@ def _attempt(job: Job) -> sender.Outcome:
 
 
 def delivery_record(job: Job, outcome: sender.Outcome) -> str:
-    """Write an attempt's outcome: delivered, due again on the backoff, failed; a 410 disables."""
+    """Write an attempt's outcome: delivered, due again on the backoff, failed; a 410 disables.
+
+    Returns the delivery's new state, or "" when its subscription was deleted while it was sent.
+    """
     with transaction.atomic():
         now = clock.db_now()
-        row = Delivery.objects.select_for_update().get(pk=job.delivery_id)
+        row = Delivery.objects.select_for_update().filter(pk=job.delivery_id).first()
+        if row is None:
+            return ""  # unsubscribed meanwhile: the delivery log went with the subscription
         state, failures, due = Delivery.DELIVERED, row.failures, None
         if not delivered(outcome.status):
             failures += 1

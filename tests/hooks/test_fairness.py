@@ -14,7 +14,7 @@ from accounts.models import Seat
 from boards.services import task_create
 from hooks import delivery, sender
 from hooks.delivery import PER_LANE, deliveries_send
-from hooks.models import Delivery
+from hooks.models import Delivery, Subscription
 from hooks.services import subscription_create
 
 pytestmark = pytest.mark.django_db
@@ -123,3 +123,24 @@ def test_a_redirect_is_an_answer_and_is_not_followed(ws_a, alice, debug, receive
     row = Delivery.objects.get()
     assert (row.state, row.failures, row.last_status_code) == (Delivery.PENDING, 1, 302)
     assert len(redirecting.received) == 1 and elsewhere.received == []
+
+
+def test_a_subscription_deleted_while_its_delivery_is_in_flight_costs_no_other_lane(
+    ws_a, alice, debug, receivers, relay, monkeypatch
+):
+    doomed_receiver, other = receivers(), receivers()
+    doomed, _ = _subscribe(ws_a, alice, doomed_receiver.url), _subscribe(ws_a, alice, other.url)
+    relay.skip()
+    task_create(workspace=ws_a, title="Raced by an unsubscribe", by_user=alice)
+    relay()
+    real_record = delivery.delivery_record
+
+    def record(job, outcome):
+        if job.subscription_id == doomed.pk:
+            Subscription.objects.filter(pk=doomed.pk).delete()
+        return real_record(job, outcome)
+
+    monkeypatch.setattr(delivery, "delivery_record", record)
+    assert deliveries_send() == 2
+    assert Delivery.objects.get().state == Delivery.DELIVERED
+    assert len(other.received) == len(doomed_receiver.received) == 1
