@@ -192,6 +192,16 @@ def test_it_answers_bad_input_with_400_and_a_code_message_and_fix(live, token, q
     assert body["fix"] and isinstance(body["fix"], str)
 
 
+def test_a_cursor_past_the_newest_event_is_refused_not_followed_in_silence(live, token, ws_a):
+    newest = emit(ws_a, "task.created")
+    with stream(live, token, **{"last-event-id": str(newest + 1_000_000)}) as response:
+        assert response.status_code == 400
+        body = json.loads(response.read())
+    assert body["code"] == "invalid_argument" and body["message"].startswith("Last-Event-ID: ")
+    with stream(live, token, **{"last-event-id": str(newest)}) as response:
+        assert response.status_code == 200
+
+
 def test_it_sends_every_event_with_its_id_type_and_envelope(live, token, ws_a):
     emit(ws_a, "task.moved", entity_id=7, column="doing")
     with stream(live, token, f"after={oldest()}") as response:

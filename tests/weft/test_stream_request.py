@@ -39,3 +39,16 @@ def test_a_filter_naming_what_no_event_carries_is_refused(query, field):
     with pytest.raises(WeftError) as refused:
         parse_request(query, None)
     assert refused.value.details["field"] == field
+
+
+@pytest.mark.parametrize(
+    ("query", "header", "field"), [("after=101", None, "after"), ("", "101", "Last-Event-ID")]
+)
+def test_a_cursor_past_the_newest_event_is_refused(query, header, field):
+    request = parse_request(query, header)
+    request.check_cursor(101)
+    with pytest.raises(WeftError) as refused:
+        request.check_cursor(100)
+    assert (
+        refused.value.details["field"] == field and "past the newest event id, 100" in refused.value.message
+    )

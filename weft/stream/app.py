@@ -178,6 +178,8 @@ async def stream_app(scope: Scope, receive: Receive, send: Send) -> None:
             scope.get("query_string", b"").decode("latin1"), _header(scope, b"last-event-id")
         )
         opened = await sync_to_async(_open, thread_sensitive=False)(grant.connection_id)
+        if opened is not None:
+            request.check_cursor(opened[1])
     except WeftError as error:
         await _refuse(
             send, error, fix_for(error) if error.code == "invalid_argument" else error.fix.lines()[0]
