@@ -5,6 +5,8 @@ Each refusal is `invalid_argument` (or `conflict`) with a Fix: hint, and stores 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from accounts.models import Seat
@@ -165,3 +167,16 @@ def test_a_retried_subscribe_is_refused_as_a_conflict_not_made_twice(ws_a, alice
     assert _create(ws_a, alice, event_types=["task.created"]).subscription.pk
     Subscription.objects.filter(pk=first.subscription.pk).update(state=Subscription.DISABLED)
     assert _create(ws_a, alice, event_types=["task.created", "run.completed"]).subscription.pk
+
+
+def test_31_distinct_types_are_fixed_to_the_first_30(ws_a, alice, public_dns):
+    from weft.event_types import TYPES
+
+    names = sorted(TYPES)[:31]
+    error = _refused(ws_a, alice, event_types=names)
+    assert error.details["field"] == "eventTypes"
+    [line] = error.fix.lines()
+    assert (
+        line.startswith("Fix: subscribe ")
+        and json.loads(line.removeprefix("Fix: subscribe "))["eventTypes"] == names[:30]
+    )
