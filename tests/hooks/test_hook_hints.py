@@ -77,7 +77,7 @@ def _fill(workspace: Workspace, user: User, count: int) -> None:
 
 async def audit_the_refusals_of_a_full_or_retried_subscribe(mcp: MCP, member: MCP, fill: Any) -> None:
     """A retried subscribe (conflict), the 51st (subscription_limit_reached), a member's agent."""
-    spec = {"url": "https://hooks.example.com/twice", "eventTypes": ["run.completed"]}
+    spec: dict[str, Any] = {"url": "https://hooks.example.com/twice", "eventTypes": ["run.completed"]}
     with _public_dns():
         await audit(mcp, "subscribe", await mcp.call("subscribe", spec), error=False)
         retried = await mcp.call("subscribe", spec)
@@ -87,7 +87,10 @@ async def audit_the_refusals_of_a_full_or_retried_subscribe(mcp: MCP, member: MC
         full = await mcp.call("subscribe", {**spec, "url": "https://hooks.example.com/51st"})
         assert full["structuredContent"]["error"]["code"] == "subscription_limit_reached"
         await audit(mcp, "subscribe", full, error=True)
-        for tool, arguments in [("subscribe", spec), ("list_subscriptions", {}), ("unsubscribe", {"id": 1})]:
+        member_calls: list[tuple[str, dict[str, Any]]] = [
+            ("subscribe", spec), ("list_subscriptions", {}), ("unsubscribe", {"id": 1}),
+        ]  # fmt: skip
+        for tool, arguments in member_calls:
             refused = await member.call(tool, arguments)
             assert refused["structuredContent"]["error"]["code"] in {"permission_denied", "not_found"}
             await audit(member, tool, refused, error=True)
