@@ -57,8 +57,15 @@ def target(url: str, *, debug: bool) -> Target:
     """The parts of a subscription URL; FilterError when it is not one Weft sends to."""
     if len(url) > URL:
         raise FilterError("url", f"at most {URL} characters")
+    url = url.strip()
+    if not all("!" <= char <= "~" for char in url):
+        # urlsplit keeps NUL and spaces and drops tabs and newlines: refuse them all rather than
+        # store one URL and send to another (a NUL cannot even be stored on PostgreSQL).
+        raise FilterError(
+            "url", "must be printable ASCII without spaces (IDNA for the host, %-escapes for the rest)"
+        )
     try:
-        parts = urlsplit(url.strip())
+        parts = urlsplit(url)
         port = parts.port
     except ValueError:
         raise FilterError("url", "is not a valid URL") from None

@@ -7,23 +7,28 @@ delivery is queued after commit; on the embedded default (eager Celery, no worke
 embedded timer runs `hooks.deliver_due` every few seconds instead. A sender takes a delivery
 with a compare-and-set on `next_attempt_at`, so one attempt goes out per round even with many
 senders; a sender that dies mid-attempt leaves it due again after IN_FLIGHT (at least once).
-The embedded timer runs its tasks one after another, so a round of hanging receivers holds its
-other work back by at most BATCH / SENDERS timeouts (25 s; attempts run SENDERS at a time).
+
+A round is fair to every receiver: it takes the due deliveries of up to BATCH subscriptions, at
+most PER_LANE of each, and sends each subscription's in its own lane, SENDERS lanes at a time.
+A lane stops at its first failed attempt and hands the rest back as due, so a hanging receiver
+costs one attempt (at most sender.DEADLINE_SECONDS) of its own lane and holds no other
+receiver's deliveries back; each lane's outcomes are recorded as soon as it finishes.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Min
 
 from accounts.models import Seat
 from boards import clock
@@ -34,10 +39,14 @@ from hooks.services import require_manager, subscription_disable
 from weft.errors import WeftError
 from weft.hints import fix
 
-# Longer than an attempt can take (connect + read timeouts): a taken delivery is not taken twice.
-IN_FLIGHT = timedelta(seconds=60)
+log = logging.getLogger(__name__)
+
+# Longer than a lane can take (PER_LANE attempts' deadlines): a taken delivery is not taken twice.
+IN_FLIGHT = timedelta(seconds=120)
+# Subscriptions per round, deliveries of one subscription per round, lanes sent at once.
 BATCH = 20
-SENDERS = 4
+PER_LANE = 10
+SENDERS = 8
 
 
 def deliveries_create(events: Sequence[Any], envelopes: Sequence[dict[str, Any]]) -> list[int]:
@@ -94,37 +103,64 @@ class Job:
     secret: str
     message_id: str
     body: str
+    # When it was due, and until when this sender holds it (to hand it back untried).
+    due_at: Any = None
+    held_until: Any = None
 
 
-def _take(pk: int, due_at: Any, now: Any) -> bool:
+def _take(pk: int, due_at: Any, until: Any) -> bool:
     """Compare-and-set: this sender takes the delivery unless another one did first."""
     taken = Delivery.objects.filter(pk=pk, state=Delivery.PENDING, next_attempt_at=due_at).update(
-        next_attempt_at=now + IN_FLIGHT
+        next_attempt_at=until
     )
     return taken == 1
 
 
-def deliveries_take(*, ids: Sequence[int] | None = None, limit: int = BATCH) -> list[Job]:
-    """Due deliveries of active subscriptions (all due ones, or those of `ids`), taken by this sender."""
+def _release(job: Job) -> None:
+    """Hand an untried delivery back as due when it was (unless something else changed it)."""
+    Delivery.objects.filter(
+        pk=job.delivery_id, state=Delivery.PENDING, next_attempt_at=job.held_until
+    ).update(next_attempt_at=job.due_at)
+
+
+def deliveries_take(
+    *, ids: Sequence[int] | None = None, limit: int = BATCH, per_lane: int = PER_LANE
+) -> list[list[Job]]:
+    """Due deliveries of active subscriptions (all due ones, or those of `ids`), taken by this
+    sender: one lane per subscription, the subscriptions due longest first."""
     now = clock.db_now()
     due = Delivery.objects.filter(
         state=Delivery.PENDING, next_attempt_at__lte=now, subscription__state=Subscription.ACTIVE
     )
     if ids is not None:
         due = due.filter(pk__in=list(ids))
-    rows = list(due.select_related("subscription").order_by("next_attempt_at", "pk")[:limit])
-    return [
-        Job(
-            row.pk,
-            row.subscription_id,
-            row.subscription.url,
-            vault.unseal(row.subscription.secret_sealed),
-            row.message_id,
-            row.body,
-        )
-        for row in rows
-        if _take(row.pk, row.next_attempt_at, now)
-    ]
+    oldest = (
+        due.values("subscription_id")
+        .annotate(first=Min("next_attempt_at"))
+        .order_by("first", "subscription_id")
+    )
+    lanes = []
+    for subscription_id in [row["subscription_id"] for row in oldest[:limit]]:
+        rows = due.filter(subscription_id=subscription_id).select_related("subscription")
+        lane = [_job(row, now) for row in rows.order_by("next_attempt_at", "pk")[:per_lane]]
+        taken = [job for job in lane if _take(job.delivery_id, job.due_at, job.held_until)]
+        if taken:
+            lanes.append(taken)
+    return lanes
+
+
+def _job(row: Delivery, now: Any) -> Job:
+    subscription = row.subscription
+    return Job(
+        row.pk,
+        row.subscription_id,
+        subscription.url,
+        vault.unseal(subscription.secret_sealed),
+        row.message_id,
+        row.body,
+        due_at=row.next_attempt_at,
+        held_until=now + IN_FLIGHT,
+    )
 
 
 def _attempt(job: Job) -> sender.Outcome:
@@ -139,10 +175,15 @@ def _attempt(job: Job) -> sender.Outcome:
 
 
 def delivery_record(job: Job, outcome: sender.Outcome) -> str:
-    """Write an attempt's outcome: delivered, due again on the backoff, failed; a 410 disables."""
+    """Write an attempt's outcome: delivered, due again on the backoff, failed; a 410 disables.
+
+    Returns the delivery's new state, or "" when its subscription was deleted while it was sent.
+    """
     with transaction.atomic():
         now = clock.db_now()
-        row = Delivery.objects.select_for_update().get(pk=job.delivery_id)
+        row = Delivery.objects.select_for_update().filter(pk=job.delivery_id).first()
+        if row is None:
+            return ""  # unsubscribed meanwhile: the delivery log went with the subscription
         state, failures, due = Delivery.DELIVERED, row.failures, None
         if not delivered(outcome.status):
             failures += 1
@@ -165,16 +206,40 @@ def delivery_record(job: Job, outcome: sender.Outcome) -> str:
     return state
 
 
+def _lane(jobs: list[Job]) -> list[sender.Outcome]:
+    """One subscription's attempts, in order, until the first that fails (a worker thread: no ORM)."""
+    outcomes: list[sender.Outcome] = []
+    for job in jobs:
+        try:
+            outcome = _attempt(job)
+        except Exception as exc:  # a sender bug must not lose the lane's other outcomes
+            log.exception("webhook attempt of delivery %s failed", job.delivery_id)
+            outcome = sender.Outcome(None, f"internal error: {type(exc).__name__}", 0)
+        outcomes.append(outcome)
+        if not delivered(outcome.status):
+            break
+    return outcomes
+
+
 def deliveries_send(*, ids: Sequence[int] | None = None) -> int:
-    """Send the due deliveries (of `ids`, or any): attempts in parallel, bookkeeping in this thread."""
-    jobs = deliveries_take(ids=ids)
-    if not jobs:
+    """Send the due deliveries (of `ids`, or any), lane by lane in parallel; returns the attempts made.
+
+    Attempts run in worker threads; their outcomes are written here, lane by lane as each ends.
+    """
+    lanes = deliveries_take(ids=ids)
+    if not lanes:
         return 0
-    with ThreadPoolExecutor(max_workers=min(SENDERS, len(jobs))) as pool:
-        outcomes = list(pool.map(_attempt, jobs))
-    for job, outcome in zip(jobs, outcomes, strict=True):
-        delivery_record(job, outcome)
-    return len(jobs)
+    attempts = 0
+    with ThreadPoolExecutor(max_workers=min(SENDERS, len(lanes))) as pool:
+        running = {pool.submit(_lane, lane): lane for lane in lanes}
+        for future in as_completed(running):
+            lane, outcomes = running[future], future.result()
+            for job, outcome in zip(lane, outcomes, strict=False):
+                delivery_record(job, outcome)
+            for job in lane[len(outcomes) :]:
+                _release(job)
+            attempts += len(outcomes)
+    return attempts
 
 
 def delivery_redeliver(*, delivery: Delivery, by_seat: Seat) -> Delivery:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from weft.event_types import unknown_entity_type, unknown_type
+
 MAX_PER_WORKSPACE = 50
 URL = 2_000
 EVENT_TYPES = 30
@@ -86,13 +88,13 @@ def clean_filter(*, event_types: Sequence[Any] | None, entity_type: Any, entity_
     types = list(event_types or [])
     if len(types) > EVENT_TYPES:
         raise FilterError("eventTypes", f"at most {EVENT_TYPES} event types")
-    cleaned = tuple(
-        dict.fromkeys(
-            _text(f"eventTypes[{i}]", t, EVENT_TYPE, EVENT_TYPE_PATTERN) for i, t in enumerate(types)
-        )
-    )
-    if "" in cleaned:
-        raise FilterError("eventTypes", "an event type must not be empty")
+    names = [_text(f"eventTypes[{i}]", t, EVENT_TYPE, EVENT_TYPE_PATTERN) for i, t in enumerate(types)]
+    for i, name in enumerate(names):
+        if not name:
+            raise FilterError("eventTypes", "an event type must not be empty")
+        if (reason := unknown_type(name)) is not None:
+            raise FilterError(f"eventTypes[{i}]", reason)
+    cleaned = tuple(dict.fromkeys(names))
     result = Filter(
         event_types=cleaned,
         entity_type=_text("entityType", entity_type, ENTITY_TYPE, ENTITY_TYPE_PATTERN),
@@ -103,6 +105,8 @@ def clean_filter(*, event_types: Sequence[Any] | None, entity_type: Any, entity_
             "filter",
             "give eventTypes, entityType, or entityType with entityId (a subscription needs a filter)",
         )
+    if result.entity_type and (reason := unknown_entity_type(result.entity_type)) is not None:
+        raise FilterError("entityType", reason)
     if result.entity_id and not result.entity_type:
         # Ids are per entity type: task 7 and run 7 are different entities.
         raise FilterError("entityType", "give the entity's type with entityId (ids are counted per type)")

@@ -18,7 +18,7 @@ from boards import clock
 from hooks import addresses, vault
 from hooks.models import Delivery, Subscription
 from hooks.results import SubscriptionCreated, SubscriptionDeleted
-from hooks.rules import MAX_PER_WORKSPACE, Filter, FilterError, clean_filter
+from hooks.rules import EVENT_TYPES, MAX_PER_WORKSPACE, Filter, FilterError, clean_filter, stored_filter
 from hooks.signing import new_secret
 from weft.errors import WeftError, invalid_argument
 from weft.events import emit
@@ -37,7 +37,8 @@ def _corrected(error: FilterError, url: str, spec: dict[str, Any]) -> tuple[str,
     if error.field in {"filter", "entityType"} and not spec.get("entityType"):
         return url, {**spec, "entityType": "task"}
     if error.field.startswith("eventTypes"):
-        valid = [t for t in spec.get("eventTypes") or [] if _valid_type(t)]
+        # Each valid type once, at most the limit: the corrected call must itself be accepted.
+        valid = list(dict.fromkeys(t for t in spec.get("eventTypes") or [] if _valid_type(t)))[:EVENT_TYPES]
         return url, {**spec, "eventTypes": valid} if valid else {
             **spec,
             "eventTypes": None,
@@ -50,7 +51,8 @@ def _refused(error: FilterError, url: str, spec: dict[str, Any]) -> WeftError:
     """invalid_argument whose Fix: is the corrected call when that call is accepted, else the list."""
     hint: Hint = fix("list_subscriptions")
     corrected = _corrected(error, url, spec)
-    if corrected is not None:
+    # A correction that changes nothing would be refused the same way, again and again.
+    if corrected is not None and corrected != (url, spec):
         try:
             _checked(*corrected)
         except WeftError:
@@ -115,6 +117,25 @@ def _limit_reached(workspace: Workspace) -> WeftError:
     )
 
 
+def _duplicate_of(workspace: Workspace, url: str, found: Filter) -> WeftError | None:
+    """An active subscription that already sends the same events to the same URL (a retried call)."""
+    for row in Subscription.objects.filter(workspace=workspace, url=url, state=Subscription.ACTIVE):
+        same = stored_filter(vars(row))
+        if (set(same.event_types), same.entity_type, same.entity_id) == (
+            set(found.event_types),
+            found.entity_type,
+            found.entity_id,
+        ):
+            return WeftError(
+                "conflict",
+                f"subscription {row.pk} already sends these events to {url}; to get a new signing "
+                "secret, unsubscribe it and subscribe again",
+                details={"subscriptionId": row.pk},
+                fix=fix("list_subscriptions"),
+            )
+    return None
+
+
 def subscription_create(
     *,
     workspace: Workspace,
@@ -134,6 +155,8 @@ def subscription_create(
     with transaction.atomic():
         # The workspace row orders concurrent subscribes, so the limit holds at its edge.
         Workspace.objects.select_for_update().filter(pk=workspace.pk).first()
+        if (duplicate := _duplicate_of(workspace, clean_url, found)) is not None:
+            raise duplicate
         if Subscription.objects.filter(workspace=workspace).count() >= MAX_PER_WORKSPACE:
             raise _limit_reached(workspace)
         subscription = Subscription.objects.create(

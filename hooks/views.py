@@ -75,7 +75,7 @@ def subscription_create(request: HttpRequest, seat: Seat) -> HttpResponse:
         )
     except WeftError as error:
         form.add_error(None, error.message)
-        return _page(request, seat, form, status=400)
+        return _page(request, seat, form, status=error.http_status)
     # Rendered, not redirected: the secret is in this answer only and is never stored readable.
     return _page(request, seat, SubscriptionForm(), created=created.subscription, secret=created.secret)
 

@@ -18,6 +18,8 @@ HTTP_STATUS: dict[str, int] = {
     "already_decided": 409,
     "attention_queue_full": 429,
     "plan_limit_reached": 402,
+    # A count cap the workspace is at (not its plan, not a rate): its state conflicts with one more.
+    "subscription_limit_reached": 409,
     "workspace_suspended": 403,
     "unauthenticated": 401,
     "conflict": 409,

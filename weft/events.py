@@ -37,6 +37,7 @@ Reading (webhooks, the SSE stream):
 - `read(workspace_id=, after=, limit=, types=, entity_type=, entity_id=)` -> positioned events
   with position > `after`, in position order. Cursors are positions; start from 0.
 - `oldest_position(workspace_id)` -> the lowest position the workspace still holds, or None.
+- `newest_position()` -> the log's newest position (0 when empty): a reader that starts from now.
 - `trimmed_through()` -> every position at or below it is gone; a cursor below it is older than
   retention (send `gap`); resume such a reader from it.
 - `envelope(event)` -> the public payload `{id, type, workspace, entity: {type, id}, occurredAt,
@@ -53,7 +54,7 @@ from functools import partial
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Min
+from django.db.models import Max, Min
 from django.utils import timezone
 
 from weft.models import Event
@@ -211,6 +212,16 @@ def oldest_position(workspace_id: int) -> int | None:
     """The lowest position the workspace's log still holds; None when it holds none."""
     held = Event.objects.filter(workspace_id=workspace_id, position__isnull=False)
     return held.aggregate(p=Min("position"))["p"]
+
+
+def newest_position() -> int:
+    """The log's newest position (0 when empty): the cursor of a reader that starts from now.
+
+    Positions are global and given in commit order, so every event of any workspace that is
+    positioned later is above it.
+    """
+    newest = Event.objects.filter(position__isnull=False).aggregate(p=Max("position"))["p"]
+    return int(newest or 0)
 
 
 def trimmed_through() -> int:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -38,15 +39,16 @@ class Receiver:
     url: str = ""
     statuses: list[int] = field(default_factory=lambda: [200])
     delay: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
     received: list[Received] = field(default_factory=list)
 
     def answer(self) -> int:
         return self.statuses.pop(0) if len(self.statuses) > 1 else self.statuses[0]
 
 
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    state = Receiver()
+@contextmanager
+def serve(state: Receiver) -> Iterator[Receiver]:
+    """Serve `state` on a free loopback port until the block ends."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -56,6 +58,8 @@ def receiver() -> Iterator[Receiver]:
             if state.delay:
                 time.sleep(state.delay)
             self.send_response(state.answer())
+            for name, value in state.headers.items():
+                self.send_header(name, value)
             self.send_header("content-length", "0")
             self.end_headers()
 
@@ -68,9 +72,24 @@ def receiver() -> Iterator[Receiver]:
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     state.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
-    yield state
-    server.shutdown()
-    server.server_close()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with serve(Receiver()) as state:
+        yield state
+
+
+@pytest.fixture
+def receivers() -> Iterator[Callable[[], Receiver]]:
+    """More receivers, each on its own port, made on demand."""
+    with ExitStack() as stack:
+        yield lambda: stack.enter_context(serve(Receiver()))
 
 
 @pytest.fixture(autouse=True)

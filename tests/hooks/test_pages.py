@@ -63,6 +63,18 @@ def test_a_refused_subscription_shows_why_and_stores_nothing(as_alice, ws_a, pub
     assert not Subscription.objects.exists()
 
 
+def test_the_51st_subscription_is_refused_on_the_page_with_409(as_alice, ws_a, alice, public_dns):
+    for n in range(50):
+        _subscribe(ws_a, alice, f"https://hooks.example.com/{n}")
+    response = as_alice.post(
+        url("subscription_create", ws_a),
+        {"url": "https://hooks.example.com/51", "event_types": "task.created"},
+    )
+    assert response.status_code == 409
+    assert "already has 50 subscriptions" in response.content.decode()
+    assert Subscription.objects.filter(workspace=ws_a).count() == 50
+
+
 def test_the_dashboard_links_managers_to_the_webhooks(as_alice, ws_a, bob):
     page = url("subscriptions", ws_a)
     assert page in as_alice.get(reverse("workspace_dashboard", kwargs={"slug": ws_a.slug})).content.decode()

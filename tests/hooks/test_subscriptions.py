@@ -11,7 +11,7 @@ from hooks.rules import MAX_PER_WORKSPACE
 from hooks.selectors import subscriptions_list
 from hooks.services import subscription_create, subscription_delete, subscription_disable
 from tests.hooks.conftest import fake_dns
-from weft.errors import WeftError
+from weft.errors import HTTP_STATUS, WeftError
 from weft.models import Event
 
 pytestmark = pytest.mark.django_db
@@ -189,3 +189,11 @@ def test_a_correction_that_would_be_refused_too_is_not_offered(ws_a, alice, monk
     with pytest.raises(WeftError) as refused:
         _create(ws_a, alice, url="http://127.0.0.1:8000/in")
     assert refused.value.fix.lines() == ["Fix: list_subscriptions {}"]
+
+
+def test_the_51st_is_a_conflict_on_the_web_and_rest_surfaces(ws_a, alice, public_dns):
+    for n in range(MAX_PER_WORKSPACE):
+        _create(ws_a, alice, url=f"{URL}/{n}")
+    with pytest.raises(WeftError) as refused:
+        _create(ws_a, alice, url=f"{URL}/one-too-many")
+    assert refused.value.http_status == 409 == HTTP_STATUS["conflict"]

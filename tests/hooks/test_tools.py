@@ -96,3 +96,29 @@ def test_a_members_agent_is_told_to_wait_for_an_admin(alice, ws_a, bob, public_d
         " check again with get_my_work {}"
     )
     assert not Subscription.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"url": "https://hooks.example.com/a\x00b", "entityType": "task"},
+        {"url": "https://hooks.example.com/" + "x" * 100_000, "entityType": "task"},
+        {"url": URL, "eventTypes": ["task.created\x00"]},
+        {"url": URL, "eventTypes": ["task." + "x" * 10_000]},
+        {"url": URL, "eventTypes": ["task.exploded"]},
+        {"url": URL, "entityType": "task", "entityId": "7\x00"},
+        {"url": URL, "entityType": "tasks"},
+        {"url": URL, "eventTypes": [f"task.created{n}" for n in range(100)]},
+        {"url": "https://2130706433/in", "entityType": "task"},
+        {"url": "https://[::ffff:127.0.0.1]/in", "entityType": "task"},
+    ],
+)
+def test_hostile_subscribe_arguments_are_coded_refusals_with_a_fix(alice, ws_a, arguments):
+    token, _ = agent_token(alice, ws_a)
+    [refused] = asyncio.run(_calls(token, [("subscribe", arguments)]))
+    assert refused["isError"]
+    structured = refused["structuredContent"]
+    assert structured["error"]["code"] == "invalid_argument"
+    assert structured["_next_action"].startswith("Fix: ")
+    assert len(text_of(refused)) < 5_000, "a huge argument is not echoed back whole"
+    assert not Subscription.objects.exists()

@@ -224,3 +224,12 @@ def test_an_empty_log_has_nothing_trimmed(empty_log, ws_a):
     assert events.oldest_position(ws_a.pk) is None
     assert events.trimmed_through() == 0
     assert events.trim() == 0
+
+
+def test_the_newest_position_is_the_highest_positioned_event_of_any_workspace(empty_log, ws_a, ws_b):
+    assert events.newest_position() == 0
+    emit(ws_a)
+    emit(ws_b)
+    relayed = events.relay()
+    emit(ws_a)  # not positioned yet: a reader starting from now gets it once it is
+    assert events.newest_position() == max(e.position or 0 for e in relayed) == relayed[-1].position

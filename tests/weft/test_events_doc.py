@@ -108,3 +108,16 @@ def test_the_stream_protocol_is_documented():
     text = DOC.read_text()
     for needle in ("/api/v1/events/stream", "Last-Event-ID", "### `gap`", ": keepalive", "oldestCursor"):
         assert needle in text, needle
+
+
+def test_the_types_a_filter_may_name_are_the_types_the_code_emits():
+    from weft.event_types import TYPES
+
+    assert set(TYPES) == emitted_types(), "weft/event_types.py must list every emitted type"
+
+
+def test_the_entity_types_a_filter_may_name_are_the_documented_ones():
+    from weft.event_types import ENTITY_TYPES
+
+    documented = {example["entity"]["type"] for example in documented_examples().values()}
+    assert set(ENTITY_TYPES) == documented

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 from celery import shared_task
@@ -49,3 +50,32 @@ async def test_it_stops_at_once_when_asked(settings):
     await asyncio.sleep(0.1)
     stop.set()
     await asyncio.wait_for(timer, timeout=2)
+
+
+@shared_task(name="tests.periodic.slow")
+def slow() -> None:
+    calls.append("slow started")
+    release.wait(10)
+
+
+release = threading.Event()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_slow_task_holds_back_no_other_and_is_not_started_twice(settings):
+    calls.clear()
+    release.clear()
+    settings.CELERY_BEAT_SCHEDULE = {
+        "slow": {"task": "tests.periodic.slow", "schedule": 0.05},
+        "record": {"task": "tests.periodic.record", "schedule": 0.05},
+    }
+    stop = asyncio.Event()
+    timer = asyncio.create_task(periodic.embedded_timer(stop, tick=0.05))
+    deadline = asyncio.get_running_loop().time() + 5
+    while calls.count("ran") < 5 and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.02)
+    assert calls.count("ran") >= 5, "the other task waited for the slow one"
+    assert calls.count("slow started") == 1, "a task still running was started again"
+    stop.set()
+    release.set()
+    await asyncio.wait_for(timer, timeout=5)

@@ -131,11 +131,19 @@ def test_it_refuses_a_missing_or_unknown_token_with_the_mcp_challenge(live, ws_a
     assert "/.well-known/oauth-protected-resource/api/mcp" in challenge
 
 
+def refused_with_a_hint(response: httpx.Response, status: int, code: str) -> None:
+    """A token refusal: the status, the bearer challenge, and a body with a code and its fix."""
+    assert response.status_code == status
+    assert "www-authenticate" in response.headers
+    body = json.loads(response.read())
+    assert body["code"] == code and body["message"]
+    assert "token" in body["fix"] or "scope" in body["fix"], body
+
+
 def test_it_refuses_an_expired_token(live, token):
     AccessToken.objects.update(expires=timezone.now() - timedelta(seconds=1))
     with stream(live, token) as response:
-        assert response.status_code == 401
-        assert "www-authenticate" in response.headers
+        refused_with_a_hint(response, 401, "unauthenticated")
 
 
 def test_it_refuses_a_revoked_connection_and_a_token_for_another_resource(live, alice, ws_a):
@@ -144,13 +152,13 @@ def test_it_refuses_a_revoked_connection_and_a_token_for_another_resource(live, 
     other, _ = agent_token(alice, ws_a, resource=["https://elsewhere.example/api/mcp"])
     for refused in (token, other):
         with stream(live, refused) as response:
-            assert response.status_code == 401
+            refused_with_a_hint(response, 401, "unauthenticated")
 
 
 def test_it_refuses_a_token_without_the_mcp_scope(live, alice, ws_a):
     token, _ = agent_token(alice, ws_a, scope="offline_access")
     with stream(live, token) as response:
-        assert response.status_code == 403
+        refused_with_a_hint(response, 403, "forbidden")
         assert 'error="insufficient_scope"' in response.headers["www-authenticate"]
 
 
@@ -158,6 +166,13 @@ def test_it_refuses_a_token_without_the_mcp_scope(live, alice, ws_a):
     ("query", "headers", "field_name"),
     [
         ("types=Task.Created", {}, "types"),
+        ("types=task.create", {}, "types"),
+        ("entity_type=tasks", {}, "entity_type"),
+        ("after=%00", {}, "after"),
+        ("after=9223372036854775808", {}, "after"),
+        ("", {"last-event-id": "-1"}, "Last-Event-ID"),
+        ("", {"last-event-id": "9223372036854775808"}, "Last-Event-ID"),
+        ("", {"last-event-id": "1e3"}, "Last-Event-ID"),
         ("types=task.created,", {}, "types"),
         ("entity_type=Bad-Type", {}, "entity_type"),
         ("entity_id=", {}, "entity_id"),
@@ -175,6 +190,16 @@ def test_it_answers_bad_input_with_400_and_a_code_message_and_fix(live, token, q
     assert body["code"] == "invalid_argument"
     assert body["message"].startswith(f"{field_name}: ")
     assert body["fix"] and isinstance(body["fix"], str)
+
+
+def test_a_cursor_past_the_newest_event_is_refused_not_followed_in_silence(live, token, ws_a):
+    newest = emit(ws_a, "task.created")
+    with stream(live, token, **{"last-event-id": str(newest + 1_000_000)}) as response:
+        assert response.status_code == 400
+        body = json.loads(response.read())
+    assert body["code"] == "invalid_argument" and body["message"].startswith("Last-Event-ID: ")
+    with stream(live, token, **{"last-event-id": str(newest)}) as response:
+        assert response.status_code == 200
 
 
 def test_it_sends_every_event_with_its_id_type_and_envelope(live, token, ws_a):
@@ -204,6 +229,13 @@ def test_without_a_cursor_it_starts_from_now_and_says_where(live, token, ws_a):
         later = emit(ws_a, "task.moved")
         got = events_until(read, "task.moved")
     assert [b.id for b in got] == [str(later)]
+
+
+def test_without_a_cursor_it_starts_from_the_event_logs_newest_position(live, token, monkeypatch):
+    monkeypatch.setattr(events, "newest_position", lambda: 424242)
+    with stream(live, token) as response:
+        first = next(blocks(response))
+    assert first.comments == ["connected"] and first.id == "424242"
 
 
 def test_a_client_resumes_with_last_event_id_without_loss_or_duplicates_while_writes_continue(
@@ -301,13 +333,13 @@ def test_a_foreign_entity_id_filter_yields_nothing_of_the_other_workspace(live, 
 def test_a_filter_applies_to_the_catch_up_and_the_live_feed(live, token, ws_a):
     old = emit(ws_a, "task.moved", entity_id=3)
     emit(ws_a, "task.updated", entity_id=3)
-    with stream(live, token, f"after={oldest()}&types=task.moved,test.last") as response:
+    with stream(live, token, f"after={oldest()}&types=task.moved,task.purged") as response:
         read = blocks(response)
         next(read)
         emit(ws_a, "task.updated", entity_id=3)
         new = emit(ws_a, "task.moved", entity_id=4)
-        last = emit(ws_a, "test.last")
-        got = events_until(read, "test.last")
+        last = emit(ws_a, "task.purged")
+        got = events_until(read, "task.purged")
     assert [b.id for b in got] == [str(old), str(new), str(last)]
 
 

@@ -24,6 +24,7 @@ from starlette.types import Receive, Scope, Send
 
 from accounts.access import require_active_workspace
 from accounts.connections import connection_live
+from weft import events
 from weft.errors import WeftError
 from weft.mcp.verifier import ConnectionTokenVerifier
 from weft.stream.feed import (
@@ -33,7 +34,6 @@ from weft.stream.feed import (
     catch_up_page,
     current_hub,
     frame,
-    newest_position,
     queue_limit,
 )
 from weft.stream.request import StreamRequest, fix_for, parse_request
@@ -104,7 +104,7 @@ def _open(connection_id: int) -> tuple[int, int] | None:
         if found is None:
             return None
         require_active_workspace(found.workspace)
-        return found.workspace_id, newest_position()
+        return found.workspace_id, events.newest_position()
     finally:
         db_connection.close()
 
@@ -125,11 +125,32 @@ async def _answer(send: Send, status: int, body: dict[str, Any], headers: list[t
     await send({"type": "http.response.body", "body": data})
 
 
+# The refusals of a token, with the code and the one action that fixes each (as every answer has).
+TOKEN_REFUSALS = {
+    "invalid_token": (
+        "unauthenticated",
+        "get a fresh access token for /api/mcp (refresh it, or sign the agent in again), "
+        "then reconnect with Last-Event-ID",
+    ),
+    "insufficient_scope": (
+        "forbidden",
+        f"sign the agent in again asking for the {REQUIRED_SCOPE} scope, then reconnect",
+    ),
+}
+
+
 async def _refuse_token(send: Send, status: int, error: str, description: str) -> None:
-    """The MCP endpoint's bearer challenge: the same tokens, the same protected resource."""
+    """The MCP endpoint's bearer challenge (the same tokens, the same protected resource), with a hint."""
     metadata = f"{settings.WEFT_BASE_URL}/.well-known/oauth-protected-resource/api/mcp"
     challenge = f'Bearer error="{error}", error_description="{description}", resource_metadata="{metadata}"'
-    body = {"error": error, "error_description": description}
+    code, fix = TOKEN_REFUSALS[error]
+    body = {
+        "error": error,
+        "error_description": description,
+        "code": code,
+        "message": description,
+        "fix": fix,
+    }
     await _answer(send, status, body, [(b"www-authenticate", challenge.encode())])
 
 
@@ -141,7 +162,8 @@ async def _refuse(send: Send, error: WeftError, fix: str) -> None:
 async def stream_app(scope: Scope, receive: Receive, send: Send) -> None:
     """Parse, authenticate, scope to the token's workspace, then stream until the stream ends."""
     if scope["method"] != "GET":
-        await _answer(send, 405, {"error": "method_not_allowed"}, [(b"allow", b"GET")])
+        refused = {"code": "method_not_allowed", "message": "the stream answers GET only", "fix": "send GET"}
+        await _answer(send, 405, refused, [(b"allow", b"GET")])
         return
     try:
         grant = await _grant(scope)
@@ -156,6 +178,8 @@ async def stream_app(scope: Scope, receive: Receive, send: Send) -> None:
             scope.get("query_string", b"").decode("latin1"), _header(scope, b"last-event-id")
         )
         opened = await sync_to_async(_open, thread_sensitive=False)(grant.connection_id)
+        if opened is not None:
+            request.check_cursor(opened[1])
     except WeftError as error:
         await _refuse(
             send, error, fix_for(error) if error.code == "invalid_argument" else error.fix.lines()[0]

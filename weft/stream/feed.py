@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection
-from django.db.models import Max
 
 from weft import events
 from weft.models import Event
@@ -117,15 +116,6 @@ def catch_up_page(workspace_id: int, after: int, wanted: StreamFilter) -> tuple[
         return page, events.trimmed_through()
     finally:
         connection.close()
-
-
-def newest_position() -> int:
-    """The log's newest position (0 when empty): the cursor of a client that starts from now.
-
-    Positions are global, so every event of any workspace committed later is above it.
-    """
-    newest = Event.objects.filter(position__isnull=False).aggregate(p=Max("position"))["p"]
-    return int(newest or 0)
 
 
 class Subscriber:

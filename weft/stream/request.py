@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from weft.errors import WeftError, invalid_argument
+from weft.event_types import unknown_entity_type, unknown_type
 
 MAX_TYPES = 30
 TYPE_PATTERN = re.compile(r"[a-z][a-z_]*\.[a-z][a-z_]*")
@@ -59,6 +60,14 @@ class StreamRequest:
     filter: StreamFilter
     # The last position the client has seen; None: it starts from now.
     after: int | None
+    # Where the cursor came from, to name it in a refusal.
+    cursor_field: str = "after"
+
+    def check_cursor(self, newest: int) -> None:
+        """A cursor past the log's newest position was never an id this log sent (another
+        server's, or made up): following it would drop every event up to it in silence."""
+        if self.after is not None and self.after > newest:
+            raise invalid_argument(self.cursor_field, f"{self.after} is past the newest event id, {newest}")
 
 
 def parse_request(query_string: str, last_event_id: str | None) -> StreamRequest:
@@ -69,12 +78,12 @@ def parse_request(query_string: str, last_event_id: str | None) -> StreamRequest
     entity_type = _text("entity_type", values.get("entity_type"), MAX_ENTITY_TYPE_LENGTH, ENTITY_TYPE_PATTERN)
     entity_id = _text("entity_id", values.get("entity_id"), MAX_ENTITY_ID_LENGTH, None)
     if last_event_id is not None and last_event_id.strip():
-        after = _cursor("Last-Event-ID", last_event_id.strip())
+        field, after = "Last-Event-ID", _cursor("Last-Event-ID", last_event_id.strip())
     elif "after" in values:
-        after = _cursor("after", values["after"])
+        field, after = "after", _cursor("after", values["after"])
     else:
-        after = None
-    return StreamRequest(StreamFilter(types, entity_type, entity_id), after)
+        field, after = "after", None
+    return StreamRequest(StreamFilter(types, entity_type, entity_id), after, field)
 
 
 def fix_for(error: WeftError) -> str:
@@ -105,6 +114,8 @@ def _types(raw: str | None) -> frozenset[str]:
     for name in types:
         if len(name) > MAX_TYPE_LENGTH or not TYPE_PATTERN.fullmatch(name):
             raise invalid_argument("types", f"{name[:MAX_TYPE_LENGTH]!r} is not an event type")
+        if (reason := unknown_type(name)) is not None:
+            raise invalid_argument("types", reason)
     return frozenset(types)
 
 
@@ -115,6 +126,8 @@ def _text(field: str, raw: str | None, limit: int, pattern: re.Pattern[str] | No
         raise invalid_argument(field, f"must be 1 to {limit} printable characters without surrounding spaces")
     if pattern is not None and not pattern.fullmatch(raw):
         raise invalid_argument(field, f"{raw!r} is not an entity type")
+    if pattern is not None and (reason := unknown_entity_type(raw)) is not None:
+        raise invalid_argument(field, reason)
     return raw
 
 
