@@ -80,7 +80,7 @@ def work_for_connection(*, connection: AgentConnection, now: datetime | None = N
     with transaction.atomic():
         at = now or clock.db_now()
         held = list(
-            Run.objects.select_related("task")
+            Run.objects.select_related("task", "connection")
             .filter(queries.held(at), connection=connection)
             .order_by("lease_expires_at", "pk")
         )

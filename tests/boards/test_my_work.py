@@ -8,6 +8,8 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from boards import clock
 from boards.models import Column, InboxItem, Priority, Question, Run, Task
@@ -210,3 +212,20 @@ def test_with_room_for_review_the_capacity_hint_is_done(agent, tasks):
 def test_the_result_is_read_at_the_time_given(agent, tasks):
     now = clock.db_now() + timedelta(minutes=3)
     assert work_for_connection(connection=agent, now=now).now == now
+
+
+def test_the_queries_do_not_grow_with_the_runs_and_items_listed(agent, tasks, pro):
+    """Each held run comes with its task and holder, each waiting item with its task: no query per row."""
+
+    def queries_for_payload() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            work_for_connection(connection=agent).payload()
+        return len(captured)
+
+    start(agent, tasks("Held 1"))
+    complete(start(agent, tasks("Waits 1", review_required=True)))
+    one_each = queries_for_payload()
+    for n in (2, 3):
+        start(agent, tasks(f"Held {n}"))
+        complete(start(agent, tasks(f"Waits {n}", review_required=True)))
+    assert queries_for_payload() == one_each
