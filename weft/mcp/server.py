@@ -35,6 +35,7 @@ from starlette.types import ASGIApp
 from boards.limits import nul_path, without_nul
 from weft.errors import WeftError, internal_error, invalid_argument, unavailable
 from weft.hints import Hint, fix, render_text, wait
+from weft.mcp.clients import capturing_client_info
 from weft.mcp.fixes import corrected_call, field_name, parse_field, value_at
 
 MCP_PATH = "/api/mcp"
@@ -260,10 +261,12 @@ def build_server() -> WeftMCPServer:
     )
     from boards.mcp_tools import register as register_board_tools
     from hooks.mcp_tools import register as register_hook_tools
+    from issues.mcp_tools import register as register_issue_tools
 
     # The benchmark's no-op tool exists only when the benchmark starts the server.
     register_board_tools(server, with_noop=os.environ.get("WEFT_MCP_BENCH_NOOP") == "1")
     register_hook_tools(server)
+    register_issue_tools(server)
     return server
 
 
@@ -389,7 +392,7 @@ def mcp_asgi_app() -> ASGIApp:
     )
     if settings.WEFT_MCP_TEST_TOKEN:
         app = _with_test_token(app, settings.WEFT_MCP_TEST_TOKEN)
-    app = _answering_failures(app)
+    app = _answering_failures(capturing_client_info(app))
     # Browser-based MCP clients: the same origins the transport security admits.
     return CORSMiddleware(
         app,
