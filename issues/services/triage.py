@@ -103,6 +103,18 @@ def issue_resolve(*, issue: Issue, resolution: str) -> Issue:
     return issue
 
 
+def _refuse_cycle(issue: Issue, of: Issue) -> None:
+    """`of` and the issues it duplicates, read from the database, never include `issue`."""
+    seen = {issue.pk}
+    cursor: Issue | None = of
+    while cursor is not None:
+        if cursor.pk in seen:
+            reason = f"issue {of.pk} is (a duplicate of) issue {issue.pk}: that would be a cycle"
+            raise invalid_argument("of", reason, fix_hint=fix("get_my_work"))
+        seen.add(cursor.pk)
+        cursor = Issue.objects.filter(pk=cursor.duplicate_of_id).first() if cursor.duplicate_of_id else None
+
+
 def issue_mark_duplicate(*, issue: Issue, of: Issue) -> Issue:
     """Close an issue as a duplicate of another issue of the same workspace (never of itself, no cycle)."""
     if of.workspace_id != issue.workspace_id:
@@ -113,15 +125,14 @@ def issue_mark_duplicate(*, issue: Issue, of: Issue) -> Issue:
             fix=fix("get_my_work"),
         )
     with transaction.atomic():
-        issue = _locked(issue)
-        seen = {issue.pk}
-        cursor: Issue | None = of
-        while cursor is not None:
-            if cursor.pk in seen:
-                reason = f"issue {of.pk} is (a duplicate of) issue {issue.pk}: that would be a cycle"
-                raise invalid_argument("of", reason, fix_hint=fix("get_my_work"))
-            seen.add(cursor.pk)
-            cursor = cursor.duplicate_of
+        # Both rows locked in id order, so two marks racing the other way round cannot both pass.
+        # A longer cycle needs three concurrent marks; we accept that race: the only walk of the
+        # chain (_refuse_cycle) stops at an issue it has seen.
+        locked = {
+            i.pk: i for i in Issue.objects.select_for_update().filter(pk__in=[issue.pk, of.pk]).order_by("pk")
+        }
+        issue, of = locked[issue.pk], locked[of.pk]
+        _refuse_cycle(issue, of)
         issue.status = IssueStatus.DUPLICATE
         issue.duplicate_of = of
         _touched(issue, clock.db_now(), "status", "duplicate_of")
