@@ -60,7 +60,7 @@ class Issue(models.Model):
     environment_class = models.CharField(
         max_length=16, choices=EnvironmentClass.choices, default=EnvironmentClass.UNKNOWN
     )
-    reporter_git_sha = models.CharField(max_length=64, blank=True)
+    reporter_git_sha = models.CharField(max_length=100, blank=True)
     reporter_app_version = models.CharField(max_length=200, blank=True)
     # True when the server filled reporter_app_version from the connection's MCP client.
     app_version_from_client = models.BooleanField(default=False)
@@ -109,7 +109,7 @@ class IssueMessage(models.Model):
     issue = models.ForeignKey(Issue, on_delete=models.CASCADE, related_name="messages")
     side = models.CharField(max_length=10, choices=SIDES)
     body = models.TextField()
-    reporter_git_sha = models.CharField(max_length=64, blank=True)
+    reporter_git_sha = models.CharField(max_length=100, blank=True)
     reporter_app_version = models.CharField(max_length=200, blank=True)
     # A reporter message that named no build: kept, and shown with a warning.
     build_missing = models.BooleanField(default=False)
