@@ -29,11 +29,6 @@ AppVersion = Annotated[
 ]
 
 
-class SubmittedOutput(HintedOutput):
-    guestToken: str | None = Field(default=None, description="Read token for this thread; shown once.")
-    guestTokenExpiresAt: str | None = Field(default=None, description="ISO 8601 expiry of guestToken.")
-
-
 async def submit_issue(
     title: Annotated[str, Field(min_length=1, max_length=limits.TITLE)],
     body: Annotated[
@@ -50,10 +45,9 @@ async def submit_issue(
         str | None,
         Field(max_length=limits.WORKSPACE_SLUG, description="Slug of a workspace open to issues."),
     ] = None,
-) -> Annotated[CallToolResult, SubmittedOutput]:
-    """Report a bug, performance problem or enhancement you noticed. Name the build
-    (reporter_git_sha or reporter_app_version). Personal data and secrets are redacted before
-    storing. Returns the issue id and a guest read token for get_issue_status."""
+) -> Annotated[CallToolResult, HintedOutput]:
+    """Report a bug, performance problem or enhancement you noticed; name the build you ran.
+    Personal data is redacted. Returns the issue id and a guest read token (shown once)."""
     call = services.Submission(
         title=title,
         body=body,

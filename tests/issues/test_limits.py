@@ -57,7 +57,9 @@ def test_a_message_and_a_resolution_at_their_limit_and_one_past(agent):
     assert IssueMessage.objects.get(pk=added.message.pk).body == "m" * limits.MESSAGE
     with pytest.raises(WeftError):
         issue_message_add(connection=agent, issue_id=issue.pk, body="m" * (limits.MESSAGE + 1))
-    assert issue_resolve(issue=issue, resolution="r" * limits.RESOLUTION).resolution == "r" * limits.RESOLUTION
+    assert (
+        issue_resolve(issue=issue, resolution="r" * limits.RESOLUTION).resolution == "r" * limits.RESOLUTION
+    )
     with pytest.raises(WeftError):
         issue_resolve(issue=issue, resolution="r" * (limits.RESOLUTION + 1))
 
