@@ -30,11 +30,11 @@ AppVersion = Annotated[
 
 
 async def submit_issue(
-    title: Annotated[str, Field(min_length=1, max_length=limits.TITLE)],
+    title: Annotated[str, Field(min_length=1, max_length=limits.TITLE, description="One line.")],
     body: Annotated[
         str, Field(min_length=1, max_length=limits.BODY, description="What happened, expected, steps.")
     ],
-    kind: Literal["bug", "performance", "enhancement"],
+    kind: Annotated[Literal["bug", "performance", "enhancement"], Field(description="What it is.")],
     reporter_git_sha: GitSha = None,
     reporter_app_version: AppVersion = None,
     entity_ids_to_link: Annotated[
@@ -62,7 +62,7 @@ async def submit_issue(
 
 async def add_issue_message(
     id: IssueId,
-    body: Annotated[str, Field(min_length=1, max_length=limits.MESSAGE)],
+    body: Annotated[str, Field(min_length=1, max_length=limits.MESSAGE, description="The detail.")],
     reporter_git_sha: GitSha = None,
     reporter_app_version: AppVersion = None,
 ) -> Annotated[CallToolResult, HintedOutput]:
