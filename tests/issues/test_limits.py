@@ -15,14 +15,25 @@ from weft.errors import WeftError
 pytestmark = pytest.mark.django_db
 
 
+def test_the_limits_are_the_documented_numbers():
+    """Pinned as literals: a changed limit must change docs/limits.md and this line together."""
+    documented = (200, 20_000, 10_000, 10_000, 100, 200, 20, 100, 100)
+    assert documented == (
+        limits.TITLE,
+        limits.BODY,
+        limits.MESSAGE,
+        limits.RESOLUTION,
+        limits.GIT_SHA,
+        limits.APP_VERSION,
+        limits.LINKS,
+        limits.LINK_ID,
+        limits.GUEST_TOKEN,
+    )
+
+
 @pytest.mark.parametrize(
     ("field", "limit"),
-    [
-        ("title", limits.TITLE),
-        ("body", limits.BODY),
-        ("reporter_git_sha", limits.GIT_SHA),
-        ("reporter_app_version", limits.APP_VERSION),
-    ],
+    [("title", 200), ("body", 20_000), ("reporter_git_sha", 100), ("reporter_app_version", 200)],
 )
 def test_a_submission_field_at_its_limit_round_trips_and_one_past_is_refused(agent, field, limit):
     at_edge = "a" * limit
@@ -53,15 +64,13 @@ def test_links_at_their_limit_and_one_past(agent, ws_a):
 
 def test_a_message_and_a_resolution_at_their_limit_and_one_past(agent):
     issue = submit(agent).issue
-    added = issue_message_add(connection=agent, issue_id=issue.pk, body="m" * limits.MESSAGE)
-    assert IssueMessage.objects.get(pk=added.message.pk).body == "m" * limits.MESSAGE
+    added = issue_message_add(connection=agent, issue_id=issue.pk, body="m" * 10_000)
+    assert IssueMessage.objects.get(pk=added.message.pk).body == "m" * 10_000
     with pytest.raises(WeftError):
-        issue_message_add(connection=agent, issue_id=issue.pk, body="m" * (limits.MESSAGE + 1))
-    assert (
-        issue_resolve(issue=issue, resolution="r" * limits.RESOLUTION).resolution == "r" * limits.RESOLUTION
-    )
+        issue_message_add(connection=agent, issue_id=issue.pk, body="m" * 10_001)
+    assert issue_resolve(issue=issue, resolution="r" * 10_000).resolution == "r" * 10_000
     with pytest.raises(WeftError):
-        issue_resolve(issue=issue, resolution="r" * (limits.RESOLUTION + 1))
+        issue_resolve(issue=issue, resolution="r" * 10_001)
 
 
 @pytest.mark.parametrize("field", ["title", "body"])
@@ -85,16 +94,16 @@ def test_the_tools_refuse_past_the_limit_and_nul_with_the_call_corrected(alice, 
     base = {"body": "b", "kind": "bug", "reporter_app_version": "1.4.2"}
     at, past, nul, message = mcp_calls(
         token,
-        ("submit_issue", dict(base, title="t" * limits.TITLE)),
-        ("submit_issue", dict(base, title="t" * (limits.TITLE + 1))),
+        ("submit_issue", dict(base, title="t" * 200)),
+        ("submit_issue", dict(base, title="t" * 201)),
         ("submit_issue", dict(base, title="a\x00b")),
-        ("add_issue_message", {"id": 1, "body": "m" * (limits.MESSAGE + 1)}),
+        ("add_issue_message", {"id": 1, "body": "m" * 10_001}),
     )
-    assert ok(at)["issue"]["title"] == "t" * limits.TITLE
+    assert ok(at)["issue"]["title"] == "t" * 200
     data = refused(past, "invalid_argument")
     assert data["_next_action"] == (
         'Fix: submit_issue {"body": "b", "kind": "bug", "reporter_app_version": "1.4.2", "title": "'
-        + "t" * limits.TITLE
+        + "t" * 200
         + '"}'
     )
     assert refused(nul, "invalid_argument")["_next_action"].endswith('"title": "ab"}')
