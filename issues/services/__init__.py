@@ -5,12 +5,14 @@ reads), `triage` (the maintainers' writes for the web triage); `intake` decides 
 goes, `common` holds what they share. Everything a surface calls is re-exported here.
 """
 
+from issues.services.intake import intake_update
 from issues.services.submit import Submission, issue_submit
 from issues.services.thread import issue_message_add, issue_status_read
 from issues.services.triage import issue_mark_duplicate, issue_reply, issue_resolve, issue_set_status
 
 __all__ = [
     "Submission",
+    "intake_update",
     "issue_mark_duplicate",
     "issue_message_add",
     "issue_reply",

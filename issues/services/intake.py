@@ -15,12 +15,17 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db import transaction
 
-from accounts.models import Workspace
-from issues.models import Issue
+from accounts.models import Seat, Workspace
+from boards import clock
+from issues.models import IntakeSettings, Issue, RedactionMode
 from issues.services.common import intake_settings
-from weft.errors import WeftError
+from weft.errors import WeftError, invalid_argument
+from weft.events import emit
 from weft.hints import Hint, wait
+
+DAILY_CAP_MAX = 10_000
 
 
 def feedback_workspace() -> Workspace | None:
@@ -74,3 +79,44 @@ def check_daily_cap(receiving: Workspace, reporter: Workspace, now: datetime) ->
         details={"limit": cap, "used": filed, "resetsAt": reopens.isoformat()},
         fix=wait(f"the intake reopens at {reopens.isoformat()}; submit again then", "get_my_work"),
     )
+
+
+def intake_update(
+    *,
+    workspace: Workspace,
+    by_seat: Seat,
+    open_intake: bool,
+    daily_cap_per_workspace: int,
+    redaction_mode: str,
+) -> IntakeSettings:
+    """An owner or admin sets how the workspace receives issues (the web triage's settings form)."""
+    if by_seat.workspace_id != workspace.pk or not by_seat.can_manage:
+        raise WeftError(
+            "permission_denied",
+            f"only owners and admins of workspace {workspace.slug} change how it receives issues",
+            details={"workspace": workspace.slug},
+            fix=wait(f"an owner or admin of workspace {workspace.slug} changes its intake", "get_my_work"),
+        )
+    if isinstance(daily_cap_per_workspace, bool) or not 1 <= daily_cap_per_workspace <= DAILY_CAP_MAX:
+        raise invalid_argument("daily_cap_per_workspace", f"a whole number from 1 to {DAILY_CAP_MAX}")
+    if redaction_mode not in RedactionMode.values:
+        raise invalid_argument("redaction_mode", f"one of {', '.join(RedactionMode.values)}")
+    with transaction.atomic():
+        found, _ = IntakeSettings.objects.select_for_update().get_or_create(workspace=workspace)
+        found.open_intake = bool(open_intake)
+        found.daily_cap_per_workspace = daily_cap_per_workspace
+        found.redaction_mode = redaction_mode
+        found.updated_at = clock.db_now()
+        found.save()
+        emit(
+            workspace_id=workspace.pk,
+            type="issue_intake.updated",
+            entity_type="workspace",
+            entity_id=workspace.pk,
+            payload={
+                "openIntake": found.open_intake,
+                "dailyCapPerWorkspace": found.daily_cap_per_workspace,
+                "redactionMode": found.redaction_mode,
+            },
+        )
+    return found

@@ -85,3 +85,37 @@ def test_strip_mode_replaces_findings_and_reject_mode_refuses_with_the_kinds(age
     assert Issue.objects.count() == 1
     # The Fix (the redacted text) is accepted as written.
     assert submit(agent, **{k: v for k, v in fixed.args.items()}).issue.body == fixed.args["body"]
+
+
+def test_an_owner_opens_intake_and_a_member_may_not(ws_a, alice, bob):
+    from accounts.models import Seat
+    from issues.services import intake_update
+    from weft.models import Event
+
+    owner = Seat.objects.get(workspace=ws_a, user=alice)
+    opened = intake_update(
+        workspace=ws_a, by_seat=owner, open_intake=True, daily_cap_per_workspace=5, redaction_mode="reject"
+    )
+    assert (opened.open_intake, opened.daily_cap_per_workspace, opened.redaction_mode) == (True, 5, "reject")
+    assert Event.objects.filter(type="issue_intake.updated", workspace_id=ws_a.pk).count() == 1
+    member = Seat.objects.get(workspace=ws_a, user=bob)
+    with pytest.raises(WeftError) as refused:
+        intake_update(
+            workspace=ws_a,
+            by_seat=member,
+            open_intake=False,
+            daily_cap_per_workspace=5,
+            redaction_mode="strip",
+        )
+    assert refused.value.code == "permission_denied"
+    for cap, mode in [(0, "strip"), (10_001, "strip"), (5, "mask")]:
+        with pytest.raises(WeftError) as invalid:
+            intake_update(
+                workspace=ws_a,
+                by_seat=owner,
+                open_intake=True,
+                daily_cap_per_workspace=cap,
+                redaction_mode=mode,
+            )
+        assert invalid.value.code == "invalid_argument"
+    assert IntakeSettings.objects.get(workspace=ws_a).daily_cap_per_workspace == 5
