@@ -20,5 +20,6 @@ LINKS = 20
 LINK_ID = 100
 WORKSPACE_SLUG = 60
 GUEST_TOKEN = 100
+UPSTREAM_URL = 2_000
 # How long a guest read token lets its holder read the one thread.
 GUEST_TOKEN_TTL = timedelta(days=30)

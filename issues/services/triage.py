@@ -8,13 +8,14 @@ receiving workspace's scope), locks its row so its events keep the writers' orde
 from __future__ import annotations
 
 from datetime import datetime
+from urllib.parse import urlsplit
 
 from django.db import transaction
 
 from accounts.models import Seat, User
 from boards import clock
 from issues import limits
-from issues.models import Issue, IssueMessage, IssueStatus
+from issues.models import GuestToken, Issue, IssueMessage, IssueStatus
 from issues.results import MessageAdded
 from issues.services.common import checked_text, emit_issue, redacted
 from weft.errors import WeftError, invalid_argument
@@ -140,3 +141,26 @@ def issue_mark_duplicate(*, issue: Issue, of: Issue) -> Issue:
             issue, "issue.updated", status=issue.status, fields=["status", "duplicate_of"], duplicateOf=of.pk
         )
     return issue
+
+
+def issue_set_upstream(*, issue: Issue, url: str) -> Issue:
+    """Link the issue to where it is tracked upstream (an http(s) URL); the reporter reads it."""
+    text = checked_text("upstream_url", url, limits.UPSTREAM_URL)
+    parts = urlsplit(text)
+    if parts.scheme not in {"http", "https"} or not parts.netloc:
+        raise invalid_argument("upstream_url", "an http(s) URL with a host", fix_hint=fix("get_my_work"))
+    with transaction.atomic():
+        issue = _locked(issue)
+        issue.upstream_url = text
+        _touched(issue, clock.db_now(), "upstream_url")
+        emit_issue(issue, "issue.updated", status=issue.status, fields=["upstream_url"])
+    return issue
+
+
+def issue_guest_tokens_revoke(*, issue: Issue) -> int:
+    """End every live guest token of the issue at once; how many were live."""
+    with transaction.atomic():
+        now = clock.db_now()
+        return GuestToken.objects.filter(issue=issue, revoked_at=None, expires_at__gt=now).update(
+            revoked_at=now
+        )

@@ -152,3 +152,31 @@ def test_issue_for_maintainer_is_scoped_to_the_receiving_workspace(agent, ws_a, 
     with pytest.raises(WeftError) as refused:
         issue_for_maintainer(workspace=ws_b, issue_id=issue.pk)
     assert refused.value.code == "not_found"
+
+
+def test_an_upstream_link_is_an_http_url_the_reporter_reads(agent):
+    from issues.services import issue_set_upstream
+
+    issue = submit(agent).issue
+    linked = issue_set_upstream(issue=issue, url="https://github.com/acme/weft/issues/12")
+    thread = issue_status_read(connection=agent, issue_id=issue.pk)
+    assert thread.payload()["issue"]["upstreamUrl"] == linked.upstream_url
+    assert "Upstream: https://github.com/acme/weft/issues/12" in thread.summary()
+    for bad in ["javascript:alert(1)", "https://", "ftp://example.com/x", "https://e.com/" + "a" * 2_000]:
+        with pytest.raises(WeftError) as refused:
+            issue_set_upstream(issue=issue, url=bad)
+        assert refused.value.code == "invalid_argument"
+    assert _types(issue.pk)[-1] == "issue.updated"
+
+
+def test_revoking_an_issues_guest_tokens_ends_them(agent):
+    from issues.models import GuestToken
+    from issues.services import issue_guest_tokens_revoke
+
+    submitted = submit(agent)
+    assert issue_guest_tokens_revoke(issue=submitted.issue) == 1
+    assert issue_guest_tokens_revoke(issue=submitted.issue) == 0
+    with pytest.raises(WeftError) as refused:
+        issue_status_read(connection=agent, issue_id=submitted.issue.pk, guest_token=submitted.guest_token)
+    assert refused.value.code == "guest_token_invalid"
+    assert GuestToken.objects.get().revoked_at is not None
