@@ -241,6 +241,10 @@ class AgentConnection(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # The MCP client as it named itself in `initialize` (clientInfo), or at registration
+    # (software_id / software_version); None until one of them said so.
+    client_name = models.CharField(max_length=100, null=True, blank=True)
+    client_version = models.CharField(max_length=100, null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["workspace", "user"])]

@@ -23,6 +23,10 @@ HTTP_STATUS: dict[str, int] = {
     "workspace_suspended": 403,
     "unauthenticated": 401,
     "conflict": 409,
+    "guest_token_expired": 401,
+    "guest_token_invalid": 401,
+    "intake_limit_reached": 429,
+    "pii_detected": 422,
     "unavailable": 503,
     "internal_error": 500,
 }

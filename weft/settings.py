@@ -344,6 +344,10 @@ WEFT_MCP_TEST_TOKEN = env_str("WEFT_MCP_TEST_TOKEN")
 if WEFT_MCP_TEST_TOKEN and not DEBUG:
     raise ConfigError("Weft configuration error: WEFT_MCP_TEST_TOKEN is for tests and needs WEFT_DEBUG on.")
 
+# Agent-filed issues: the operators' own feedback workspace (a slug). A submit_issue without
+# `workspace` goes there; when it is empty, to the reporter's own workspace (issues/intake.py).
+WEFT_FEEDBACK_WORKSPACE = env_str("WEFT_FEEDBACK_WORKSPACE")
+
 CORS_URLS_REGEX = r"^/(o/|\.well-known/|api/mcp).*$"
 CORS_ALLOW_ALL_ORIGINS = True
 

@@ -115,6 +115,7 @@ async def audit(
 
 async def _session(token: str, suspended_token: str) -> None:
     from tests.hooks.test_hook_hints import audit_hook_tools
+    from tests.issues.test_issue_hints import audit_issue_tools
 
     async with in_process() as client:
         mcp = MCP(client, token)
@@ -215,6 +216,7 @@ async def _session(token: str, suspended_token: str) -> None:
         suspended = MCP(client, suspended_token)
         await audit(suspended, "get_my_work", await suspended.call("get_my_work"), error=True)
         await audit_hook_tools(mcp, suspended)
+        await audit_issue_tools(mcp, suspended)
         unknown = await call("no_such_tool")
         assert unknown["isError"] and not problems(text_of(unknown), unknown["structuredContent"])
 

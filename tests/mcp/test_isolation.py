@@ -228,8 +228,10 @@ CASES: Cases = {
 }
 
 from tests.hooks.isolation_cases import CASES as HOOK_CASES  # noqa: E402
+from tests.issues.isolation_cases import CASES as ISSUE_CASES  # noqa: E402
 
 CASES.update(HOOK_CASES)
+CASES.update(ISSUE_CASES)
 
 
 # --- Checking the answers -----------------------------------------------------------------------
@@ -290,6 +292,9 @@ def _same_refusal(tool: str, probe: Refused, foreign: dict[str, Any], missing: d
         for key in ("id", "boardId", "runId"):
             if key in arguments:
                 message = message.replace(str(arguments[key]), "<id>")
+        for link in arguments.get("entity_ids_to_link") or []:
+            kind, _, ident = link.partition(":")
+            message = message.replace(f"{kind} {ident}", f"{kind} <id>")
         return message
 
     assert plain(f_error["message"], probe.arguments) == plain(m_error["message"], probe.missing), (

@@ -35,6 +35,7 @@ from starlette.types import ASGIApp
 from boards.limits import nul_path, without_nul
 from weft.errors import WeftError, internal_error, invalid_argument, unavailable
 from weft.hints import Hint, fix, render_text, wait
+from weft.mcp.clients import capturing_client_info
 from weft.mcp.fixes import corrected_call, field_name, parse_field, value_at
 
 MCP_PATH = "/api/mcp"
@@ -160,8 +161,42 @@ async def call_as_connection(fn: Callable[[Any], Any]) -> CallToolResult:
     return await sync_to_async(_run_for_connection, thread_sensitive=False)(fn, connection_id)
 
 
+def untitled(schema: Any) -> Any:
+    """A JSON Schema without the `title` annotations pydantic generates ("Id", "get_taskArguments").
+
+    They change no validation and repeat names the schema already has; a property that is
+    itself named `title` is kept.
+    """
+    if isinstance(schema, list):
+        return [untitled(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in {"properties", "$defs"} and isinstance(value, dict):
+            out[key] = {name: untitled(sub) for name, sub in value.items()}
+        else:
+            out[key] = untitled(value)
+    return out
+
+
 class WeftMCPServer(MCPServer):
     """MCPServer whose argument errors, unknown tools and crashes keep the hint contract."""
+
+    async def list_tools(self) -> list[Any]:
+        """tools/list with untitled schemas, and output schemas without the docstring every tool
+        repeats: the list stays small in an agent's context (tests/issues/test_tool_list_size.py)."""
+        listed = []
+        for tool in await super().list_tools():
+            output = untitled(tool.output_schema)
+            if isinstance(output, dict):
+                output.pop("description", None)
+            listed.append(
+                tool.model_copy(update={"input_schema": untitled(tool.input_schema), "output_schema": output})
+            )
+        return listed
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self._tool_manager.get_tool(name)
@@ -260,10 +295,12 @@ def build_server() -> WeftMCPServer:
     )
     from boards.mcp_tools import register as register_board_tools
     from hooks.mcp_tools import register as register_hook_tools
+    from issues.mcp_tools import register as register_issue_tools
 
     # The benchmark's no-op tool exists only when the benchmark starts the server.
     register_board_tools(server, with_noop=os.environ.get("WEFT_MCP_BENCH_NOOP") == "1")
     register_hook_tools(server)
+    register_issue_tools(server)
     return server
 
 
@@ -389,7 +426,7 @@ def mcp_asgi_app() -> ASGIApp:
     )
     if settings.WEFT_MCP_TEST_TOKEN:
         app = _with_test_token(app, settings.WEFT_MCP_TEST_TOKEN)
-    app = _answering_failures(app)
+    app = _answering_failures(capturing_client_info(app))
     # Browser-based MCP clients: the same origins the transport security admits.
     return CORSMiddleware(
         app,
