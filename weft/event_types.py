@@ -43,6 +43,11 @@ TYPES: frozenset[str] = frozenset(
         "subscription.created",
         "subscription.disabled",
         "subscription.deleted",
+        "issue.created",
+        "issue.updated",
+        "issue.message_created",
+        "issue.resolved",
+        "issue_intake.updated",
     }
 )
 
@@ -58,6 +63,7 @@ ENTITY_TYPES: frozenset[str] = frozenset(
         "question",
         "approval",
         "subscription",
+        "issue",
     }
 )
 

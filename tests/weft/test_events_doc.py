@@ -35,7 +35,7 @@ def _emit_calls(tree: ast.Module) -> list[tuple[ast.expr, set[str]]]:
             params = {a.arg for a in [*node.args.args, *node.args.kwonlyargs]}
         if isinstance(node, ast.Call):
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            if name == "emit" or name.endswith("_emit") or name.startswith("_emit_"):
+            if name == "emit" or name.endswith("_emit") or name.startswith(("_emit_", "emit_")):
                 typed = [k.value for k in node.keywords if k.arg == "type"]
                 if not typed and name != "emit":
                     # A wrapper: its type is the one literal it is given, else its second argument.
