@@ -3,6 +3,7 @@
 Pure: no ORM, no settings. `redact(text, salt=...)` replaces every finding with a typed
 placeholder such as `<EMAIL:a3f9>`; the same value gives the same placeholder within one
 submission (one salt), and another submission (another salt) gives another placeholder.
+What is found, and what is never redacted, is in issues/redact_patterns.py and docs/redaction.md.
 
 `python -m issues.redact` reads one text on standard input and prints the redacted text.
 """
@@ -14,6 +15,8 @@ import re
 import secrets
 import sys
 from dataclasses import dataclass
+
+from issues.redact_patterns import PLACEHOLDER, RULES, Rule, secret_of
 
 
 @dataclass(frozen=True)
@@ -31,17 +34,36 @@ def placeholder(kind: str, value: str, salt: str) -> str:
     return f"<{kind}:{digest}>"
 
 
-_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+def _in_placeholder(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] overlaps a placeholder: those are never redacted again."""
+    window = PLACEHOLDER.finditer(text, max(0, start - 40), end + 40)
+    return any(found.start() < end and start < found.end() for found in window)
+
+
+def _apply(rule: Rule, text: str, salt: str, found: set[str]) -> str:
+    """One rule over the text: each confirmed candidate's secret becomes its placeholder."""
+
+    def _sub(match: re.Match[str]) -> str:
+        whole = match.group(0)
+        if rule.check is not None and not rule.check(match):
+            return whole
+        start, end = secret_of(match, rule.groups)
+        if _in_placeholder(match.string, start, end):
+            return whole
+        value = match.string[start:end]
+        found.add(rule.kind)
+        offset = match.start()
+        return whole[: start - offset] + placeholder(rule.kind, value, salt) + whole[end - offset :]
+
+    return rule.pattern.sub(_sub, text)
 
 
 def redact(text: str, *, salt: str) -> Redacted:
     found: set[str] = set()
-
-    def _sub(match: re.Match[str]) -> str:
-        found.add("EMAIL")
-        return placeholder("EMAIL", match.group(0), salt)
-
-    return Redacted(_EMAIL.sub(_sub, text), tuple(sorted(found)))
+    for rule in RULES:
+        if not rule.needles or any(needle in text for needle in rule.needles):
+            text = _apply(rule, text, salt, found)
+    return Redacted(text, tuple(sorted(found)))
 
 
 if __name__ == "__main__":  # pragma: no cover - exercised by a subprocess test

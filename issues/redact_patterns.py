@@ -1,0 +1,249 @@
+"""What issues/redact.py looks for: one rule per kind of finding, in the order they are applied.
+
+Pure: patterns and the checks that confirm a candidate (Luhn, IBAN mod-97, SSN ranges, IPv6
+parsing). Each pattern is written so that ordinary log text rarely produces a candidate; the
+checks only run on candidates. docs/redaction.md says what is found and what is never redacted.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# Every pattern is ASCII: `\d` is 0-9 and `\w` is [A-Za-z0-9_], whatever the text's script.
+_FLAGS = re.ASCII
+
+# A placeholder that redact() wrote: never matched again, whatever rule is running.
+PLACEHOLDER = re.compile(r"<[A-Z][A-Z_]*:[0-9a-f]{4}>")
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str
+    pattern: re.Pattern[str]
+    # Texts of which at least one must occur for the rule to run at all (a cheap prefilter);
+    # empty means always run.
+    needles: tuple[str, ...] = ()
+    # The named groups that may hold the secret (the first that took part in the match); the
+    # rest of the match is context and stays. None: the whole match is the secret.
+    groups: tuple[str, ...] | None = None
+    check: Callable[[re.Match[str]], bool] | None = None
+
+
+def luhn_ok(digits: str) -> bool:
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        value = int(char)
+        if position % 2:
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return total % 10 == 0
+
+
+# Card brands by their leading digits (IIN) and lengths: a 13-19 digit number that passes Luhn but
+# starts like no card (an epoch in milliseconds starts with 1) is left alone.
+_CARD_BRANDS = re.compile(
+    r"4\d{12}(?:\d{3}){0,2}"  # Visa: 13, 16, 19
+    r"|5[1-5]\d{14}|2(?:2[2-9]|[3-6]\d|7[01])\d{13}|2720\d{12}"  # Mastercard
+    r"|3[47]\d{13}"  # American Express
+    r"|3(?:0[0-5]|[689]\d)\d{11,16}"  # Diners Club
+    r"|35(?:2[89]|[3-8]\d)\d{12,15}"  # JCB
+    r"|6(?:011|5\d\d|4[4-9]\d)\d{12,15}"  # Discover
+    r"|62\d{14,17}",  # UnionPay
+    _FLAGS,
+)
+# The grouped tail of an IBAN (`DE89 3704 0044 `): card and phone candidates right after one
+# belong to the IBAN, whose own rule has decided already.
+_IBAN_HEAD = re.compile(r"[A-Z]{2}\d{2}(?: [A-Z0-9]{4})* ?\Z", _FLAGS)
+
+
+def _after_iban(match: re.Match[str]) -> bool:
+    start = match.start()
+    return _IBAN_HEAD.search(match.string, max(0, start - 40), start) is not None
+
+
+def card_ok(match: re.Match[str]) -> bool:
+    digits = re.sub(r"[ -]", "", match.group(0))
+    return _CARD_BRANDS.fullmatch(digits) is not None and luhn_ok(digits) and not _after_iban(match)
+
+
+# Lengths of the IBANs of the countries that use them most (ISO 13616 registry).
+IBAN_LENGTHS = {
+    "AD": 24, "AE": 23, "AT": 20, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BR": 29, "CH": 21,
+    "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24,
+    "FI": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "HR": 21,
+    "HU": 28, "IE": 22, "IL": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28,
+    "LI": 21, "LT": 20, "LU": 20, "LV": 21, "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MR": 27,
+    "MT": 31, "MU": 30, "NL": 18, "NO": 15, "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29,
+    "RO": 24, "RS": 22, "SA": 24, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "TN": 24, "TR": 26,
+    "UA": 29, "VG": 24, "XK": 20,
+}  # fmt: skip
+
+
+def iban_ok(match: re.Match[str]) -> bool:
+    iban = match.group(0).replace(" ", "")
+    if IBAN_LENGTHS.get(iban[:2]) != len(iban):
+        return False
+    rearranged = iban[4:] + iban[:4]
+    return int("".join(str(int(char, 36)) for char in rearranged)) % 97 == 1
+
+
+def ssn_ok(match: re.Match[str]) -> bool:
+    area, group, serial = match.group(0).split("-")
+    return area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000"
+
+
+def phone_ok(match: re.Match[str]) -> bool:
+    count = sum(char.isdigit() for char in match.group(0))
+    low = 8 if match.group(0).startswith("+") else 10
+    return low <= count <= 15 and not _after_iban(match)
+
+
+def ipv6_ok(match: re.Match[str]) -> bool:
+    text = match.group(0)
+    try:
+        address = ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    # `x[1::2]` and `a::b` parse as addresses too; a real one has a group of three or more digits.
+    longest = max(len(part) for part in re.split(r"[:.]", text))
+    return longest >= 3 and not (address.is_loopback or address.is_unspecified)
+
+
+def auth_ok(match: re.Match[str]) -> bool:
+    """After an Authorization header anything is a credential; after a bare `Bearer`, only what
+    looks like a token (`Bearer authentication failed` is prose)."""
+    if match.group(0)[0] in "aA":
+        return True
+    value = match.group("value")
+    return len(value) >= 24 or any(char.isdigit() for char in value)
+
+
+# Words that end a key whose value is a secret: `password=`, `"client_secret": "…"`, `API-Key:`.
+# The keyword must end the key, so `max_tokens=4096` and `token_count: 12` stay.
+_SECRET_KEY = (
+    r"(?:passw(?:or)?d|pwd|secret|token|api[_-]?key|apikey|access[_-]?key"
+    r"|private[_-]?key|secret[_-]?key|client[_-]?secret|credentials?)"
+)
+# Values that say "no secret here": left as they are.
+_NOT_SECRETS = frozenset(
+    ("null", "none", "nil", "true", "false", "undefined", "", "***", "********", "redacted", "<redacted>")
+)
+
+
+def secret_of(match: re.Match[str], groups: tuple[str, ...] | None) -> tuple[int, int]:
+    """Where the secret of a match is: its first group that took part, else the whole match."""
+    for name in groups or ():
+        if match.start(name) != -1:
+            return match.span(name)
+    return match.span()
+
+
+_SECRET_VALUES = ("dq", "sq", "value")
+
+
+def secret_ok(match: re.Match[str]) -> bool:
+    start, end = secret_of(match, _SECRET_VALUES)
+    value = match.string[start:end]
+    return value.lower() not in _NOT_SECRETS and not value.startswith(("${", "$(", "{{", "%("))
+
+
+_ALNUM = "A-Za-z0-9"
+_TOKEN = r"A-Za-z0-9_\-"
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+_H = "[0-9A-Fa-f]{1,4}"
+_IPV6 = (
+    rf"(?:{_H}:){{7}}{_H}"
+    rf"|(?:{_H}:){{1,6}}:(?:{_H}:){{0,5}}(?:{_H}|{_OCTET}(?:\.{_OCTET}){{3}})"
+    rf"|(?:{_H}:){{1,7}}:(?![0-9A-Za-z:])"
+    rf"|::(?:{_H}:){{0,5}}(?:{_H}|{_OCTET}(?:\.{_OCTET}){{3}})"
+)
+
+
+def _rule(kind: str, pattern: str, *needles: str, flags: int = 0, **options: object) -> Rule:
+    return Rule(kind, re.compile(pattern, _FLAGS | flags), tuple(needles), **options)  # type: ignore[arg-type]
+
+
+# Applied in this order: a specific finding (a JWT behind `Bearer`, a key in `token=`) is named
+# by its own kind, and each later rule sees the earlier rules' placeholders, which it leaves.
+RULES: tuple[Rule, ...] = (
+    _rule(
+        "PRIVATE_KEY",
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:[\s\S]{0,20000}?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+        r"|(?:[A-Za-z0-9+/=:,\- \t\r\n]|\\[nr])*)",
+        "-----BEGIN",
+    ),
+    _rule("JWT", rf"(?<![{_TOKEN}])eyJ[{_TOKEN}]{{5,}}\.eyJ[{_TOKEN}]{{5,}}\.[{_TOKEN}]*", "eyJ"),
+    _rule(
+        "API_KEY",
+        rf"(?<![{_TOKEN}])(?:sk-ant-[{_TOKEN}]{{20,}}|sk-(?:proj-|svcacct-|admin-)?[{_TOKEN}]{{20,}}"
+        rf"|gh[pousr]_[{_ALNUM}]{{36,251}}|github_pat_[{_ALNUM}_]{{22,255}}"
+        rf"|(?:AKIA|ASIA)[A-Z0-9]{{16}}|xox[bpars]-[{_ALNUM}\-]{{10,}}|xapp-[{_ALNUM}\-]{{10,}}"
+        rf"|[sr]k_(?:live|test)_[{_ALNUM}]{{16,}}|AIza[{_TOKEN}]{{35}}|glpat-[{_TOKEN}]{{20,}}"
+        rf"|npm_[{_ALNUM}]{{36}}|hf_[{_ALNUM}]{{30,}})(?![{_TOKEN}])",
+        *("sk-", "gh", "github_pat_", "AKIA", "ASIA", "xox", "xapp-", "k_live_", "k_test_", "AIza"),
+        *("glpat-", "npm_", "hf_"),
+    ),
+    _rule(
+        "CREDENTIALS",
+        r"(?<=://)(?P<value>[^\s/:@<>\"']*:[^\s/@<>\"']+)@(?=[A-Za-z0-9\[])",
+        "://",
+        groups=("value",),
+    ),
+    _rule(
+        "AUTH",
+        r"(?:(?<![\w-])authorization[\"']?\s*[:=]\s*[\"']?(?:[a-z]+\s+)?"
+        r"|(?<![\w-])bearer\s+)"
+        r"(?P<value>[A-Za-z0-9._~+/=:\-]{8,})",
+        *("uthorization", "UTHORIZATION", "earer", "EARER"),
+        flags=re.IGNORECASE,
+        groups=("value",),
+        check=auth_ok,
+    ),
+    _rule(
+        "SECRET",
+        rf"{_SECRET_KEY}[\"']?\s*(?:[:=]|=>)\s*"
+        r"(?:\"(?P<dq>[^\"\n]{1,512})\"|'(?P<sq>[^'\n]{1,512})'|(?P<value>[^\s\"',;&<>(){}\[\]]{3,}))",
+        *("ass", "ASS", "wd", "WD", "ecret", "ECRET", "oken", "OKEN", "ey", "EY", "redential", "REDENTIAL"),
+        flags=re.IGNORECASE,
+        groups=_SECRET_VALUES,
+        check=secret_ok,
+    ),
+    _rule("EMAIL", r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}", "@"),
+    _rule(
+        "USERNAME",
+        r"(?:(?<![\w.])/home/|(?<![\w.])/Users/|(?<![A-Za-z])[A-Za-z]:(?:\\\\|\\|/)Users(?:\\\\|\\|/))"
+        r"(?!(?:Shared|Public|Default|All Users)\b)(?P<value>[^\\/\s\"'<>:;,|*?]+)",
+        *("/home/", "/Users/", "Users\\", "Users/"),
+        groups=("value",),
+    ),
+    _rule(
+        "IBAN",
+        r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])",
+        check=iban_ok,
+    ),
+    _rule(
+        "CARD",
+        r"(?<![\w.-])(?:[2-6]\d{3}(?:([ -])\d{4}\1\d{4}\1\d{1,7}|\d{9,15})|3[47]\d{2}([ -])\d{6}\2\d{5})"
+        r"(?![\w-]|\.\d)",
+        check=card_ok,
+    ),
+    _rule("SSN", r"(?<![\w.-])\d{3}-\d{2}-\d{4}(?![\w-]|\.\d)", "-", check=ssn_ok),
+    _rule(
+        "PHONE",
+        r"(?<![\w.+/-])(?:\+[1-9]\d{0,3}(?:[ .-]?(?:\(\d{1,4}\)|\d{1,6})){1,6}"
+        r"|(?:\+?1[ .-]?)?(?:\([2-9]\d{2}\) ?\d{3}[ .-]\d{4}|[2-9]\d{2}([.-])\d{3}\1\d{4})"
+        r"|0\d{1,4}([ ./-])\d{2,8}(?:\2\d{2,8}){0,3})(?![\w-]|[.:]\d)",
+        check=phone_ok,
+    ),
+    _rule("IP", rf"(?<![\w:.])(?:{_IPV6})(?![\w:]|\.\d)", "::", ":", check=ipv6_ok),
+    _rule(
+        "IP",
+        rf"(?<![\w.])(?<!==)(?<!version )(?<!Version )(?!127\.|0\.0\.0\.0)"
+        rf"{_OCTET}(?:\.{_OCTET}){{3}}(?!\w|\.\d|-[A-Za-z]|\+[A-Za-z])",
+        ".",
+    ),
+)
