@@ -22,10 +22,12 @@ PLACEHOLDER = re.compile(r"<[A-Z][A-Z_]*:[0-9a-f]{4}>")
 @dataclass(frozen=True)
 class Rule:
     kind: str
+    # The whole finding, context included; searched only near an anchor (ANCHORS) or a shape
+    # candidate, never over the whole text.
     pattern: re.Pattern[str]
-    # Texts of which at least one must occur for the rule to run at all (a cheap prefilter);
-    # empty means always run.
-    needles: tuple[str, ...] = ()
+    # How far before its anchor a finding may start, and how far after it it may end.
+    back: int = 0
+    reach: int = 300
     # The named groups that may hold the secret (the first that took part in the match); the
     # rest of the match is context and stays. None: the whole match is the secret.
     groups: tuple[str, ...] | None = None
@@ -162,88 +164,146 @@ _IPV6 = (
 )
 
 
-def _rule(kind: str, pattern: str, *needles: str, flags: int = 0, **options: object) -> Rule:
-    return Rule(kind, re.compile(pattern, _FLAGS | flags), tuple(needles), **options)  # type: ignore[arg-type]
+def _rule(kind: str, pattern: str, *, flags: int = 0, **options: object) -> Rule:
+    return Rule(kind, re.compile(pattern, _FLAGS | flags), **options)  # type: ignore[arg-type]
 
 
-# Applied in this order: a specific finding (a JWT behind `Bearer`, a key in `token=`) is named
-# by its own kind, and each later rule sees the earlier rules' placeholders, which it leaves.
-RULES: tuple[Rule, ...] = (
-    _rule(
-        "PRIVATE_KEY",
-        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:[\s\S]{0,20000}?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-        r"|(?:[A-Za-z0-9+/=:,\- \t\r\n]|\\[nr])*)",
-        "-----BEGIN",
-    ),
-    _rule("JWT", rf"(?<![{_TOKEN}])eyJ[{_TOKEN}]{{5,}}\.eyJ[{_TOKEN}]{{5,}}\.[{_TOKEN}]*", "eyJ"),
-    _rule(
-        "API_KEY",
-        rf"(?<![{_TOKEN}])(?:sk-ant-[{_TOKEN}]{{20,}}|sk-(?:proj-|svcacct-|admin-)?[{_TOKEN}]{{20,}}"
-        rf"|gh[pousr]_[{_ALNUM}]{{36,251}}|github_pat_[{_ALNUM}_]{{22,255}}"
-        rf"|(?:AKIA|ASIA)[A-Z0-9]{{16}}|xox[bpars]-[{_ALNUM}\-]{{10,}}|xapp-[{_ALNUM}\-]{{10,}}"
-        rf"|[sr]k_(?:live|test)_[{_ALNUM}]{{16,}}|AIza[{_TOKEN}]{{35}}|glpat-[{_TOKEN}]{{20,}}"
-        rf"|npm_[{_ALNUM}]{{36}}|hf_[{_ALNUM}]{{30,}})(?![{_TOKEN}])",
-        *("sk-", "gh", "github_pat_", "AKIA", "ASIA", "xox", "xapp-", "k_live_", "k_test_", "AIza"),
-        *("glpat-", "npm_", "hf_"),
-    ),
-    _rule(
-        "CREDENTIALS",
-        r"(?<=://)(?P<value>[^\s/:@<>\"']*:[^\s/@<>\"']+)@(?=[A-Za-z0-9\[])",
-        "://",
-        groups=("value",),
-    ),
-    _rule(
-        "AUTH",
-        r"(?:(?<![\w-])authorization[\"']?\s*[:=]\s*[\"']?(?:[a-z]+\s+)?"
-        r"|(?<![\w-])bearer\s+)"
-        r"(?P<value>[A-Za-z0-9._~+/=:\-]{8,})",
-        *("uthorization", "UTHORIZATION", "earer", "EARER"),
-        flags=re.IGNORECASE,
-        groups=("value",),
-        check=auth_ok,
-    ),
-    _rule(
-        "SECRET",
-        rf"{_SECRET_KEY}[\"']?\s*(?:[:=]|=>)\s*"
-        r"(?:\"(?P<dq>[^\"\n]{1,512})\"|'(?P<sq>[^'\n]{1,512})'|(?P<value>[^\s\"',;&<>(){}\[\]]{3,}))",
-        *("ass", "ASS", "wd", "WD", "ecret", "ECRET", "oken", "OKEN", "ey", "EY", "redential", "REDENTIAL"),
-        flags=re.IGNORECASE,
-        groups=_SECRET_VALUES,
-        check=secret_ok,
-    ),
-    _rule("EMAIL", r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}", "@"),
-    _rule(
-        "USERNAME",
-        r"(?:(?<![\w.])/home/|(?<![\w.])/Users/|(?<![A-Za-z])[A-Za-z]:(?:\\\\|\\|/)Users(?:\\\\|\\|/))"
-        r"(?!(?:Shared|Public|Default|All Users)\b)(?P<value>[^\\/\s\"'<>:;,|*?]+)",
-        *("/home/", "/Users/", "Users\\", "Users/"),
-        groups=("value",),
-    ),
-    _rule(
-        "IBAN",
-        r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])",
-        check=iban_ok,
-    ),
-    _rule(
-        "CARD",
-        r"(?<![\w.-])(?:[2-6]\d{3}(?:([ -])\d{4}\1\d{4}\1\d{1,7}|\d{9,15})|3[47]\d{2}([ -])\d{6}\2\d{5})"
-        r"(?![\w-]|\.\d)",
-        check=card_ok,
-    ),
-    _rule("SSN", r"(?<![\w.-])\d{3}-\d{2}-\d{4}(?![\w-]|\.\d)", "-", check=ssn_ok),
-    _rule(
-        "PHONE",
-        r"(?<![\w.+/-])(?:\+[1-9]\d{0,3}(?:[ .-]?(?:\(\d{1,4}\)|\d{1,6})){1,6}"
-        r"|(?:\+?1[ .-]?)?(?:\([2-9]\d{2}\) ?\d{3}[ .-]\d{4}|[2-9]\d{2}([.-])\d{3}\1\d{4})"
-        r"|0\d{1,4}([ ./-])\d{2,8}(?:\2\d{2,8}){0,3})(?![\w-]|[.:]\d)",
-        check=phone_ok,
-    ),
-    _rule("IP", rf"(?<![\w:.])(?:{_IPV6})(?![\w:]|\.\d)", "::", ":", check=ipv6_ok),
-    _rule(
-        "IP",
-        rf"(?<![\w.])(?<!==)(?<!version )(?<!Version )(?!127\.|0\.0\.0\.0)"
-        rf"{_OCTET}(?:\.{_OCTET}){{3}}(?!\w|\.\d|-[A-Za-z]|\+[A-Za-z])",
-        ".",
-    ),
+PRIVATE_KEY = _rule(
+    "PRIVATE_KEY",
+    r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+    r"(?:[\s\S]{0,20000}?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+    r"|(?:[A-Za-z0-9+/=:,\- \t\r\n]|\\[nr])*)",
+    reach=30000,
 )
+JWT = _rule(
+    "JWT", rf"eyJ(?<![{_TOKEN}]eyJ)[{_TOKEN}]{{5,}}\.eyJ[{_TOKEN}]{{5,}}\.[{_TOKEN}]*", back=1000, reach=8000
+)
+API_KEY = _rule(
+    "API_KEY",
+    rf"(?<![{_TOKEN}])(?:sk-ant-[{_TOKEN}]{{20,}}|sk-(?:proj-|svcacct-|admin-)?[{_TOKEN}]{{20,}}"
+    rf"|gh[pousr]_[{_ALNUM}]{{36,251}}|github_pat_[{_ALNUM}_]{{22,255}}"
+    rf"|(?:AKIA|ASIA)[A-Z0-9]{{16}}|xox[bpars]-[{_ALNUM}\-]{{10,}}|xapp-[{_ALNUM}\-]{{10,}}"
+    rf"|[sr]k_(?:live|test)_[{_ALNUM}]{{16,}}|AIza[{_TOKEN}]{{35}}|glpat-[{_TOKEN}]{{20,}}"
+    rf"|npm_[{_ALNUM}]{{36}}|hf_[{_ALNUM}]{{30,}})(?![{_TOKEN}])",
+    back=12,
+)
+CREDENTIALS = _rule(
+    "CREDENTIALS",
+    r"://(?P<value>[^\s/:@<>\"']*:[^\s/@<>\"']+)@(?=[A-Za-z0-9\[])",
+    back=256,
+    groups=("value",),
+)
+AUTH = _rule(
+    "AUTH",
+    r"(?:(?<![\w-])authorization[\"']?\s*[:=]\s*[\"']?(?:[a-z]+\s+)?|(?<![\w-])bearer\s+)"
+    r"(?P<value>[A-Za-z0-9._~+/=:\-]{8,})",
+    flags=re.IGNORECASE,
+    back=16,
+    reach=4000,
+    groups=("value",),
+    check=auth_ok,
+)
+SECRET = _rule(
+    "SECRET",
+    rf"{_SECRET_KEY}[\"']?\s*(?:[:=]|=>)\s*"
+    r"(?:\"(?P<dq>[^\"\n]{1,512})\"|'(?P<sq>[^'\n]{1,512})'|(?P<value>[^\s\"',;&<>(){}\[\]]{3,}))",
+    flags=re.IGNORECASE,
+    back=20,
+    reach=600,
+    groups=_SECRET_VALUES,
+    check=secret_ok,
+)
+EMAIL = _rule("EMAIL", r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}", back=64)
+USERNAME = _rule(
+    "USERNAME",
+    r"(?:(?<![\w.])/home/|(?<![\w.])/Users/|(?<![A-Za-z])[A-Za-z]:(?:\\\\|\\|/)Users(?:\\\\|\\|/))"
+    r"(?!(?:Shared|Public|Default|All Users)\b)(?P<value>[^\\/\s\"'<>:;,|*?]+)",
+    back=2,
+    groups=("value",),
+)
+IBAN = _rule(
+    "IBAN",
+    r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])",
+    check=iban_ok,
+)
+CARD = _rule(
+    "CARD",
+    r"(?<![\w.-])(?:[2-6]\d{3}(?:([ -])\d{4}\1\d{4}\1\d{1,7}|\d{9,15})|3[47]\d{2}([ -])\d{6}\2\d{5})"
+    r"(?![\w-]|\.\d)",
+    check=card_ok,
+)
+SSN = _rule("SSN", r"(?<![\w.-])\d{3}-\d{2}-\d{4}(?![\w-]|\.\d)", back=3, reach=12, check=ssn_ok)
+PHONE = _rule(
+    "PHONE",
+    r"(?<![\w.+/-])(?:\+[1-9]\d{0,3}(?:[ .-]?(?:\(\d{1,4}\)|\d{1,6})){1,6}"
+    r"|(?:\+?1[ .-]?)?(?:\([2-9]\d{2}\) ?\d{3}[ .-]\d{4}|[2-9]\d{2}([.-])\d{3}\1\d{4})"
+    r"|(?<!:)0\d{1,4}([ ./-])\d{2,8}(?:\2\d{2,8}){0,3})(?![\w-]|[.:]\d)",
+    back=6,
+    reach=40,
+    check=phone_ok,
+)
+IPV6 = _rule("IP", rf"(?<![\w:.])(?:{_IPV6})(?![\w:]|\.\d)", back=40, reach=60, check=ipv6_ok)
+IPV4 = _rule(
+    "IP",
+    rf"(?<![\w.])(?<!==)(?<!version )(?<!Version )(?!127\.|0\.0\.0\.0)"
+    rf"{_OCTET}(?:\.{_OCTET}){{3}}(?!\w|\.\d|-[A-Za-z]|\+[A-Za-z])",
+    back=3,
+    reach=20,
+)
+
+# The order of precedence: where two findings overlap, the earlier rule's is kept, so a JWT behind
+# `Bearer` is a JWT and a key in `token=` is an API_KEY.
+RULES: tuple[Rule, ...] = (
+    PRIVATE_KEY, JWT, API_KEY, CREDENTIALS, AUTH, SECRET, EMAIL, USERNAME, IBAN, CARD, SSN, PHONE, IPV6, IPV4,
+)  # fmt: skip
+
+# How the keys of _SECRET_KEY end (four characters, as a lookbehind must be fixed).
+_TAIL = r"(?i:word|sswd|\Wpwd|_pwd|cret|oken|_key|\Wkey|ikey|skey|tkey|ekey|tial|ials)"
+_LAST = "dDtTnNyYlLsS"  # the last letters of those keys, checked first because it is cheaper
+# Where a finding may be: each anchor starts with one literal character that is rare in logs,
+# or that the regex engine rejects before any Python runs, and names the rules to try around
+# it. All of them are one pattern, and its alternatives must each start with a literal for the
+# engine to skip ahead (a leading group or class would make it try every position).
+# Cards and IBANs are found through the text's shape instead (redact.py).
+ANCHORS: tuple[tuple[str, tuple[Rule, ...]], ...] = (
+    ("-----BEGIN", (PRIVATE_KEY,)),
+    (r"\.(?=eyJ)", (JWT,)),
+    (r"-(?:(?<=sk-)|(?<=xapp-)|(?<=glpat-)|(?<=xox[bpars]-))", (API_KEY,)),
+    (r"_(?:(?<=gh[pousr]_)|(?<=github_pat_)|(?<=k_live_)|(?<=k_test_)|(?<=npm_)|(?<=hf_))", (API_KEY,)),
+    (r"A(?=KIA|SIA|Iza)", (API_KEY,)),
+    ("@", (CREDENTIALS, EMAIL)),
+    *(
+        (rf"{sep}(?:(?<=(?i:authorization){sep})|(?<=(?i:authorization)[\"']{sep}))", (AUTH,))
+        for sep in ":="
+    ),
+    *((rf"{b}(?=earer\s|EARER\s)", (AUTH,)) for b in "Bb"),
+    *(
+        (
+            rf"{sep}(?:(?<=[{_LAST}]{sep})(?<={_TAIL}{sep})"
+            rf"|(?<=[\"' ]{sep})(?:(?<={_TAIL}[\"' ]{sep})|(?<={_TAIL}[\"'] {sep})))",
+            (SECRET,),
+        )
+        for sep in ":="
+    ),
+    (r"/(?=home/|Users/)", (USERNAME,)),
+    (r":(?=(?:\\\\|\\|/)Users(?:\\|/))", (USERNAME,)),
+    (r"-(?=\d\d-\d{4}(?!\d))", (SSN,)),
+    (r"-(?=\d{3}-\d{4}(?!\d))", (PHONE,)),
+    (r"\.(?=\d{3}\.\d{4}(?!\d))", (PHONE,)),
+    (r"\((?=\d{3}\))", (PHONE,)),
+    (r"\+(?=\d)", (PHONE,)),
+    (r"0(?<![\w.+/:-]0)(?=\d{1,4}[ ./-]\d{2})", (PHONE,)),
+    (r":(?=:|(?:[0-9A-Fa-f]{1,4}:){6}[0-9A-Fa-f])", (IPV6,)),
+    (r"\.(?=\d{1,3}\.\d{1,3}\.\d{1,3}(?!\d))", (IPV4,)),
+)
+
+# Cards and IBANs in the text's shape (digits as 9, capitals as A): where these occur.
+SHAPES: tuple[tuple[bytes, Rule], ...] = (
+    (b"AA99", IBAN),
+    (b"9" * 13, CARD),
+    (b"9999 9999 9999", CARD),
+    (b"9999-9999-9999", CARD),
+    (b"9999 999999 99999", CARD),
+    (b"9999-999999-99999", CARD),
+)
+SHAPE_TABLE = bytes.maketrans(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"9" * 10 + b"A" * 26)
