@@ -272,10 +272,7 @@ ANCHORS: tuple[tuple[str, tuple[Rule, ...]], ...] = (
     (r"_(?:(?<=gh[pousr]_)|(?<=github_pat_)|(?<=k_live_)|(?<=k_test_)|(?<=npm_)|(?<=hf_))", (API_KEY,)),
     (r"A(?=KIA|SIA|Iza)", (API_KEY,)),
     ("@", (CREDENTIALS, EMAIL)),
-    *(
-        (rf"{sep}(?:(?<=(?i:authorization){sep})|(?<=(?i:authorization)[\"']{sep}))", (AUTH,))
-        for sep in ":="
-    ),
+    *((rf"{sep}(?:(?<=(?i:authorization){sep})|(?<=(?i:authorization)[\"']{sep}))", (AUTH,)) for sep in ":="),
     *((rf"{b}(?=earer\s|EARER\s)", (AUTH,)) for b in "Bb"),
     *(
         (
