@@ -205,7 +205,7 @@ AUTH = _rule(
 )
 SECRET = _rule(
     "SECRET",
-    rf"{_SECRET_KEY}[\"']?\s*(?:[:=]|=>)\s*"
+    rf"{_SECRET_KEY}[\"']?\]?\s*(?:[:=]|=>)\s*"
     r"(?:\"(?P<dq>[^\"\n]{1,512})\"|'(?P<sq>[^'\n]{1,512})'|(?P<value>[^\s\"',;&<>(){}\[\]]{3,}))",
     flags=re.IGNORECASE,
     back=20,
@@ -277,7 +277,8 @@ ANCHORS: tuple[tuple[str, tuple[Rule, ...]], ...] = (
     *(
         (
             rf"{sep}(?:(?<=[{_LAST}]{sep})(?<={_TAIL}{sep})"
-            rf"|(?<=[\"' ]{sep})(?:(?<={_TAIL}[\"' ]{sep})|(?<={_TAIL}[\"'] {sep})))",
+            rf"|(?<=[\"' ]{sep})"
+            rf"(?:(?<={_TAIL}[\"' ]{sep})|(?<={_TAIL}[\"'] {sep})|(?<={_TAIL}[\"']\] {sep})))",
             (SECRET,),
         )
         for sep in ":="
