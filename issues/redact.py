@@ -6,7 +6,8 @@ submission (one salt), and another submission (another salt) gives another place
 What is found, and what is never redacted, is in issues/redact_patterns.py and docs/redaction.md.
 
 One pass of a combined anchor pattern finds where a finding may be; each rule's own pattern then
-runs only near its anchors, which keeps a 1 MB body well under 50 ms (bench/redact.py).
+runs only where its anchors say a finding may start, which keeps a 1 MB body well under 50 ms
+(bench/redact.py) and any input linear.
 
 `python -m issues.redact` reads one text on standard input and prints the redacted text.
 """
@@ -15,13 +16,15 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
+import operator
 import re
 import secrets
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from issues.redact_patterns import ANCHORS, PLACEHOLDER, RULES, SHAPE_TABLE, SHAPES, Rule, secret_of
+from issues.redact_patterns import ANCHORS, PLACEHOLDER, RULES, SHAPE_TABLE, SHAPES, Rule, Try, secret_of
 
 
 @dataclass(frozen=True)
@@ -40,32 +43,45 @@ def placeholder(kind: str, value: str, salt: str) -> str:
 
 
 _ANCHOR = re.compile("|".join(f"{source}(?P<a{i}>)" for i, (source, _) in enumerate(ANCHORS)), re.ASCII)
-_ANCHORED = {f"a{i}": rules for i, (_, rules) in enumerate(ANCHORS)}
+_ANCHORED = {f"a{i}": tries for i, (_, tries) in enumerate(ANCHORS)}
 _PRIORITY = {rule: rank for rank, rule in enumerate(RULES)}
 
 # A finding: its rule's rank, then the span of the secret in the text.
 Finding = tuple[int, int, int]
 
 
-def _near(rule: Rule, text: str, at: int) -> Finding | None:
-    """The rule's finding that covers position `at`, searched only in the window around it."""
-    end = min(len(text), at + rule.reach)
-    for match in rule.pattern.finditer(text, max(0, at - rule.back), end):
-        if match.start() > at:
-            return None
-        if match.end() == end < len(text):  # cut by the window: match again on the whole text
-            match = rule.pattern.match(text, match.start()) or match
-        if match.end() > at and (rule.check is None or rule.check(match)):
-            return (_PRIORITY[rule], *secret_of(match, rule.groups))
+def _confirmed(rule: Rule, match: re.Match[str] | None) -> Finding | None:
+    if match is None or (rule.check is not None and not rule.check(match)):
+        return None
+    return (_PRIORITY[rule], *secret_of(match, rule.groups))
+
+
+def _at(attempt: Try, text: str, reverse: str, at: int) -> Finding | None:
+    """The rule's finding at an anchor: its pattern matched at each start its heads give."""
+    for head in attempt.heads:
+        before = head.match(reverse, len(text) - at)
+        start = at - (before.end() - before.start()) if before else at
+        match = attempt.rule.pattern.match(text, start)
+        if match is not None and match.end() > at:
+            return _confirmed(attempt.rule, match)
     return None
 
 
 def _anchored(text: str) -> Iterator[Finding]:
+    reverse = text[::-1]  # the heads read backwards from an anchor, as a forward match here
+    covered: dict[Rule, int] = {}  # an anchor inside a rule's last finding is not tried again
     for anchor in _ANCHOR.finditer(text):
-        for rule in _ANCHORED[anchor.lastgroup or ""]:
-            found = _near(rule, text, anchor.start())
+        at = anchor.start()
+        for attempt in _ANCHORED[anchor.lastgroup or ""]:
+            if at < covered.get(attempt.rule, 0):
+                continue
+            found = _at(attempt, text, reverse, at)
             if found is not None:
+                covered[attempt.rule] = found[2]
                 yield found
+
+
+_RUN = re.compile(rb"9+|A+|.")  # what to skip after a failed shape: the rest of its digit run
 
 
 def _shaped(text: str) -> Iterator[Finding]:
@@ -74,12 +90,13 @@ def _shaped(text: str) -> Iterator[Finding]:
     for form, rule in SHAPES:
         at = shape.find(form)
         while at != -1:
-            match = rule.pattern.match(text, at)
-            if match is not None and (rule.check is None or rule.check(match)):
-                yield (_PRIORITY[rule], *match.span())
-                at = match.end()
-            else:
-                at += 1
+            found = _confirmed(rule, rule.pattern.match(text, at))
+            if found is not None:
+                yield found
+                at = found[2]
+            else:  # neither can start inside a run of digits or capitals: skip the run
+                run = _RUN.match(shape, at)
+                at = run.end() if run else at + 1
             at = shape.find(form, at)
 
 
@@ -89,24 +106,31 @@ def _overlaps(taken: list[tuple[int, int]], start: int, end: int) -> bool:
     return (index > 0 and taken[index - 1][1] > start) or (index < len(taken) and taken[index][0] < end)
 
 
-def _kept(text: str, findings: set[Finding]) -> list[Finding]:
+def _kept(text: str, findings: Iterable[Finding]) -> list[Finding]:
     """The findings to replace: by precedence, none overlapping another or a placeholder."""
-    taken = [found.span() for found in PLACEHOLDER.finditer(text)]
+    by_rank: dict[int, list[Finding]] = {}
+    for finding in findings:  # nearly in order already: the sorts below are close to linear
+        by_rank.setdefault(finding[0], []).append(finding)
+    taken = [found.span() for found in PLACEHOLDER.finditer(text)]  # sorted and disjoint
     kept: list[Finding] = []
-    for finding in sorted(findings):
-        _, start, end = finding
-        if start < end and not _overlaps(taken, start, end):
-            bisect.insort(taken, (start, end))
-            kept.append(finding)
-    return sorted(kept, key=lambda finding: finding[1])
+    for rank in sorted(by_rank):
+        fresh: list[Finding] = []
+        last_end = 0
+        for finding in sorted(by_rank[rank]):  # one rule's findings, by start
+            _, start, end = finding
+            if start < end and start >= last_end and not _overlaps(taken, start, end):
+                fresh.append(finding)
+                last_end = end
+        kept += fresh
+        taken = sorted(taken + [(start, end) for _, start, end in fresh])  # two sorted runs: linear
+    return sorted(kept, key=operator.itemgetter(1))
 
 
 def redact(text: str, *, salt: str) -> Redacted:
-    findings = set(_anchored(text)) | set(_shaped(text))
     pieces: list[str] = []
     kinds: set[str] = set()
     done = 0
-    for rank, start, end in _kept(text, findings):
+    for rank, start, end in _kept(text, itertools.chain(_anchored(text), _shaped(text))):
         kind = RULES[rank].kind
         kinds.add(kind)
         pieces += (text[done:start], placeholder(kind, text[start:end], salt))

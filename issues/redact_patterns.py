@@ -19,15 +19,13 @@ _FLAGS = re.ASCII
 PLACEHOLDER = re.compile(r"<[A-Z][A-Z_]*:[0-9a-f]{4}>")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: cheap, and each rule is one
 class Rule:
     kind: str
-    # The whole finding, context included; searched only near an anchor (ANCHORS) or a shape
-    # candidate, never over the whole text.
+    # The whole finding, context included; matched only where an anchor (ANCHORS) or a shape
+    # (SHAPES) says one may start, never searched over the whole text. Every repetition is
+    # bounded, so one match costs at most a few thousand steps.
     pattern: re.Pattern[str]
-    # How far before its anchor a finding may start, and how far after it it may end.
-    back: int = 0
-    reach: int = 300
     # The named groups that may hold the secret (the first that took part in the match); the
     # rest of the match is context and stays. None: the whole match is the secret.
     groups: tuple[str, ...] | None = None
@@ -170,55 +168,47 @@ def _rule(kind: str, pattern: str, *, flags: int = 0, **options: object) -> Rule
 
 PRIVATE_KEY = _rule(
     "PRIVATE_KEY",
-    r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-    r"(?:[\s\S]{0,20000}?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-    r"|(?:[A-Za-z0-9+/=:,\- \t\r\n]|\\[nr])*)",
-    reach=30000,
+    r"-----BEGIN[A-Z0-9 ]{0,20}PRIVATE KEY(?: BLOCK)?-----"
+    r"(?:(?:(?!-----(?:BEGIN|END))[\s\S]){0,20000}-----END[A-Z0-9 ]{0,20}PRIVATE KEY(?: BLOCK)?-----"
+    r"|(?:[A-Za-z0-9+/=:,\- \t\r\n]|\\[nr]){0,20000})",  # cut off before its END line
 )
-JWT = _rule(
-    "JWT", rf"eyJ(?<![{_TOKEN}]eyJ)[{_TOKEN}]{{5,}}\.eyJ[{_TOKEN}]{{5,}}\.[{_TOKEN}]*", back=1000, reach=8000
-)
+JWT = _rule("JWT", rf"eyJ(?<![{_TOKEN}]eyJ)[{_TOKEN}]{{5,2000}}\.eyJ[{_TOKEN}]{{5,8000}}\.[{_TOKEN}]{{0,2000}}")
 API_KEY = _rule(
     "API_KEY",
-    rf"(?<![{_TOKEN}])(?:sk-ant-[{_TOKEN}]{{20,}}|sk-(?:proj-|svcacct-|admin-)?[{_TOKEN}]{{20,}}"
+    rf"(?<![{_TOKEN}])(?:sk-ant-[{_TOKEN}]{{20,400}}|sk-(?:proj-|svcacct-|admin-)?[{_TOKEN}]{{20,400}}"
     rf"|gh[pousr]_[{_ALNUM}]{{36,251}}|github_pat_[{_ALNUM}_]{{22,255}}"
-    rf"|(?:AKIA|ASIA)[A-Z0-9]{{16}}|xox[bpars]-[{_ALNUM}\-]{{10,}}|xapp-[{_ALNUM}\-]{{10,}}"
-    rf"|[sr]k_(?:live|test)_[{_ALNUM}]{{16,}}|AIza[{_TOKEN}]{{35}}|glpat-[{_TOKEN}]{{20,}}"
-    rf"|npm_[{_ALNUM}]{{36}}|hf_[{_ALNUM}]{{30,}})(?![{_TOKEN}])",
-    back=12,
+    rf"|(?:AKIA|ASIA)[A-Z0-9]{{16}}|xox[bpars]-[{_ALNUM}\-]{{10,400}}|xapp-[{_ALNUM}\-]{{10,400}}"
+    rf"|[sr]k_(?:live|test)_[{_ALNUM}]{{16,400}}|AIza[{_TOKEN}]{{35}}|glpat-[{_TOKEN}]{{20,400}}"
+    rf"|npm_[{_ALNUM}]{{36}}|hf_[{_ALNUM}]{{30,400}})(?![{_TOKEN}])",
 )
 CREDENTIALS = _rule(
     "CREDENTIALS",
-    r"://(?P<value>[^\s/:@<>\"']*:[^\s/@<>\"']+)@(?=[A-Za-z0-9\[])",
-    back=256,
+    r"://(?P<value>[^\s/:@<>\"']{0,256}:[^\s/@<>\"']{1,256})@(?=[A-Za-z0-9\[])",
     groups=("value",),
 )
 AUTH = _rule(
     "AUTH",
-    r"(?:(?<![\w-])authorization[\"']?\s*[:=]\s*[\"']?(?:[a-z]+\s+)?|(?<![\w-])bearer\s+)"
-    r"(?P<value>[A-Za-z0-9._~+/=:\-]{8,})",
+    r"(?:(?<![\w-])authorization[\"']?\s{0,4}[:=]\s{0,4}[\"']?(?:[a-z]{1,20}\s{1,4})?|(?<![\w-])bearer\s{1,4})"
+    r"(?P<value>[A-Za-z0-9._~+/=:\-]{8,4000})",
     flags=re.IGNORECASE,
-    back=16,
-    reach=4000,
     groups=("value",),
     check=auth_ok,
 )
 SECRET = _rule(
     "SECRET",
-    rf"{_SECRET_KEY}[\"']?\]?\s*(?:[:=]|=>)\s*"
-    r"(?:\"(?P<dq>[^\"\n]{1,512})\"|'(?P<sq>[^'\n]{1,512})'|(?P<value>[^\s\"',;&<>(){}\[\]]{3,}))",
+    rf"(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{{0,40}}?{_SECRET_KEY}[\"']?\]?\s{{0,4}}(?:[:=]|=>)\s{{0,4}}"
+    r"(?:\"(?P<dq>[^\"\n]{1,512})\"|'(?P<sq>[^'\n]{1,512})'|(?P<value>[^\s\"',;&<>(){}\[\]]{3,512}))",
     flags=re.IGNORECASE,
-    back=20,
-    reach=600,
     groups=_SECRET_VALUES,
     check=secret_ok,
 )
-EMAIL = _rule("EMAIL", r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}", back=64)
+EMAIL = _rule(
+    "EMAIL", r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}"
+)
 USERNAME = _rule(
     "USERNAME",
     r"(?:(?<![\w.])/home/|(?<![\w.])/Users/|(?<![A-Za-z])[A-Za-z]:(?:\\\\|\\|/)Users(?:\\\\|\\|/))"
-    r"(?!(?:Shared|Public|Default|All Users)\b)(?P<value>[^\\/\s\"'<>:;,|*?]+)",
-    back=2,
+    r"(?!(?:Shared|Public|Default|All Users)\b)(?P<value>[^\\/\s\"'<>:;,|*?]{1,64})",
     groups=("value",),
 )
 IBAN = _rule(
@@ -232,23 +222,19 @@ CARD = _rule(
     r"(?![\w-]|\.\d)",
     check=card_ok,
 )
-SSN = _rule("SSN", r"(?<![\w.-])\d{3}-\d{2}-\d{4}(?![\w-]|\.\d)", back=3, reach=12, check=ssn_ok)
+SSN = _rule("SSN", r"(?<![\w.-])\d{3}-\d{2}-\d{4}(?![\w-]|\.\d)", check=ssn_ok)
 PHONE = _rule(
     "PHONE",
     r"(?<![\w.+/-])(?:\+[1-9]\d{0,3}(?:[ .-]?(?:\(\d{1,4}\)|\d{1,6})){1,6}"
     r"|(?:\+?1[ .-]?)?(?:\([2-9]\d{2}\) ?\d{3}[ .-]\d{4}|[2-9]\d{2}([.-])\d{3}\1\d{4})"
     r"|(?<!:)0\d{1,4}([ ./-])\d{2,8}(?:\2\d{2,8}){0,3})(?![\w-]|[.:]\d)",
-    back=6,
-    reach=40,
     check=phone_ok,
 )
-IPV6 = _rule("IP", rf"(?<![\w:.])(?:{_IPV6})(?![\w:]|\.\d)", back=40, reach=60, check=ipv6_ok)
+IPV6 = _rule("IP", rf"(?<![\w:.])(?:{_IPV6})(?![\w:]|\.\d)", check=ipv6_ok)
 IPV4 = _rule(
     "IP",
     rf"(?<![\w.])(?<!==)(?<!version )(?<!Version )(?!127\.|0\.0\.0\.0)"
     rf"{_OCTET}(?:\.{_OCTET}){{3}}(?!\w|\.\d|-[A-Za-z]|\+[A-Za-z])",
-    back=3,
-    reach=20,
 )
 
 # The order of precedence: where two findings overlap, the earlier rule's is kept, so a JWT behind
@@ -257,44 +243,69 @@ RULES: tuple[Rule, ...] = (
     PRIVATE_KEY, JWT, API_KEY, CREDENTIALS, AUTH, SECRET, EMAIL, USERNAME, IBAN, CARD, SSN, PHONE, IPV6, IPV4,
 )  # fmt: skip
 
+
+@dataclass(frozen=True, eq=False)
+class Try:
+    """A rule to try at an anchor, and where its finding may start: each head, read backwards
+    from the anchor over the reversed text, gives one start to match the rule's pattern at."""
+
+    rule: Rule
+    heads: tuple[re.Pattern[str], ...]
+
+
+def _try(rule: Rule, *heads: str) -> Try:
+    return Try(rule, tuple(re.compile(head, _FLAGS) for head in heads or ("",)))
+
+
 # How the keys of _SECRET_KEY end (four characters, as a lookbehind must be fixed).
 _TAIL = r"(?i:word|sswd|\Wpwd|_pwd|cret|oken|_key|\Wkey|ikey|skey|tkey|ekey|tial|ials)"
 _LAST = "dDtTnNyYlLsS"  # the last letters of those keys, checked first because it is cheaper
+_WORD_BEFORE = rf"[{_TOKEN}]{{0,16}}"  # an API key's prefix, read backwards from its `-` or `_`
+_NANP_BEFORE = r"\d{3}(?:[ .-]?1\+?)?"  # `415` or `1-800` or `+1 800`, read backwards
+_SECRET_KEY_BEFORE = r" ?\]?[\"']?[A-Za-z0-9_.-]{0,48}"
 # Where a finding may be: each anchor starts with one literal character that is rare in logs,
 # or that the regex engine rejects before any Python runs, and names the rules to try around
 # it. All of them are one pattern, and its alternatives must each start with a literal for the
 # engine to skip ahead (a leading group or class would make it try every position).
 # Cards and IBANs are found through the text's shape instead (redact.py).
-ANCHORS: tuple[tuple[str, tuple[Rule, ...]], ...] = (
-    ("-----BEGIN", (PRIVATE_KEY,)),
-    (r"\.(?=eyJ)", (JWT,)),
-    (r"-(?:(?<=sk-)|(?<=xapp-)|(?<=glpat-)|(?<=xox[bpars]-))", (API_KEY,)),
-    (r"_(?:(?<=gh[pousr]_)|(?<=github_pat_)|(?<=k_live_)|(?<=k_test_)|(?<=npm_)|(?<=hf_))", (API_KEY,)),
-    (r"A(?=KIA|SIA|Iza)", (API_KEY,)),
-    ("@", (CREDENTIALS, EMAIL)),
-    *((rf"{sep}(?:(?<=(?i:authorization){sep})|(?<=(?i:authorization)[\"']{sep}))", (AUTH,)) for sep in ":="),
-    *((rf"{b}(?=earer\s|EARER\s)", (AUTH,)) for b in "Bb"),
+ANCHORS: tuple[tuple[str, tuple[Try, ...]], ...] = (
+    ("-----BEGIN", (_try(PRIVATE_KEY),)),
+    (r"\.(?=eyJ)", (_try(JWT, rf"[{_TOKEN}]{{0,2000}}"),)),
+    (r"-(?:(?<=sk-)|(?<=xapp-)|(?<=glpat-)|(?<=xox[bpars]-))", (_try(API_KEY, _WORD_BEFORE),)),
+    (
+        r"_(?:(?<=gh[pousr]_)|(?<=github_pat_)|(?<=k_live_)|(?<=k_test_)|(?<=npm_)|(?<=hf_))",
+        (_try(API_KEY, _WORD_BEFORE),),
+    ),
+    (r"A(?=KIA|SIA|Iza)", (_try(API_KEY),)),
+    ("@", (_try(CREDENTIALS, r"[^\s/@<>\"']{1,514}//:"), _try(EMAIL, r"[A-Za-z0-9._%+-]{0,64}"))),
+    *(
+        (
+            rf"{sep}(?:(?<=(?i:authorization){sep})|(?<=(?i:authorization)[\"']{sep}))",
+            (_try(AUTH, r"[\"']?[A-Za-z]{13}"),),
+        )
+        for sep in ":="
+    ),
+    *((rf"{b}(?=earer\s|EARER\s)", (_try(AUTH),)) for b in "Bb"),
     *(
         (
             rf"{sep}(?:(?<=[{_LAST}]{sep})(?<={_TAIL}{sep})"
             rf"|(?<=[\"' ]{sep})"
             rf"(?:(?<={_TAIL}[\"' ]{sep})|(?<={_TAIL}[\"'] {sep})|(?<={_TAIL}[\"']\] {sep})))",
-            (SECRET,),
+            (_try(SECRET, _SECRET_KEY_BEFORE),),
         )
         for sep in ":="
     ),
-    (r"/(?=home/|Users/)", (USERNAME,)),
-    (r":(?=(?:\\\\|\\|/)Users(?:\\|/))", (USERNAME,)),
-    (r"-(?=\d\d-\d{4}(?!\d))", (SSN,)),
-    (r"-(?=\d{3}-\d{4}(?!\d))", (PHONE,)),
-    (r"\.(?=\d{3}\.\d{4}(?!\d))", (PHONE,)),
-    (r"\((?=\d{3}\))", (PHONE,)),
-    (r"\+(?=\d)", (PHONE,)),
-    (r"0(?<![\w.+/:-]0)(?=\d{1,4}[ ./-]\d{2})", (PHONE,)),
-    (r":(?=:|(?:[0-9A-Fa-f]{1,4}:){6}[0-9A-Fa-f])", (IPV6,)),
-    (r"\.(?=\d{1,3}\.\d{1,3}\.\d{1,3}(?!\d))", (IPV4,)),
+    (r"/(?=home/|Users/)", (_try(USERNAME),)),
+    (r":(?=(?:\\\\|\\|/)Users(?:\\|/))", (_try(USERNAME, "[A-Za-z]"),)),
+    (r"-(?=\d\d-\d{4}(?!\d))", (_try(SSN, r"\d{3}"),)),
+    (r"-(?=\d{3}-\d{4}(?!\d))", (_try(PHONE, _NANP_BEFORE, r"\d{3}"),)),
+    (r"\.(?=\d{3}\.\d{4}(?!\d))", (_try(PHONE, _NANP_BEFORE, r"\d{3}"),)),
+    (r"\((?=\d{3}\))", (_try(PHONE, r"(?:[ .-]?1\+?)?", ""),)),
+    (r"\+(?=\d)", (_try(PHONE),)),
+    (r"0(?<![\w.+/:-]0)(?=\d{1,4}[ ./-]\d{2})", (_try(PHONE),)),
+    (r":(?=:|(?:[0-9A-Fa-f]{1,4}:){6}[0-9A-Fa-f])", (_try(IPV6, r"[0-9A-Fa-f:]{0,39}"),)),
+    (r"\.(?=\d{1,3}\.\d{1,3}\.\d{1,3}(?!\d))", (_try(IPV4, r"\d{1,3}"),)),
 )
-
 # Cards and IBANs in the text's shape (digits as 9, capitals as A): where these occur.
 SHAPES: tuple[tuple[bytes, Rule], ...] = (
     (b"AA99", IBAN),
