@@ -172,7 +172,9 @@ PRIVATE_KEY = _rule(
     r"(?:(?:(?!-----(?:BEGIN|END))[\s\S]){0,20000}-----END[A-Z0-9 ]{0,20}PRIVATE KEY(?: BLOCK)?-----"
     r"|(?:[A-Za-z0-9+/=:,\- \t\r\n]|\\[nr]){0,20000})",  # cut off before its END line
 )
-JWT = _rule("JWT", rf"eyJ(?<![{_TOKEN}]eyJ)[{_TOKEN}]{{5,2000}}\.eyJ[{_TOKEN}]{{5,8000}}\.[{_TOKEN}]{{0,2000}}")
+JWT = _rule(
+    "JWT", rf"eyJ(?<![{_TOKEN}]eyJ)[{_TOKEN}]{{5,2000}}\.eyJ[{_TOKEN}]{{5,8000}}\.[{_TOKEN}]{{0,2000}}"
+)
 API_KEY = _rule(
     "API_KEY",
     rf"(?<![{_TOKEN}])(?:sk-ant-[{_TOKEN}]{{20,400}}|sk-(?:proj-|svcacct-|admin-)?[{_TOKEN}]{{20,400}}"
