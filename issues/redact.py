@@ -42,7 +42,19 @@ def placeholder(kind: str, value: str, salt: str) -> str:
     return f"<{kind}:{digest}>"
 
 
-_ANCHOR = re.compile("|".join(f"{source}(?P<a{i}>)" for i, (source, _) in enumerate(ANCHORS)), re.ASCII)
+def _anchor_pattern() -> re.Pattern[str]:
+    """ANCHORS as one pattern: one alternative per first character, so the engine skips ahead to
+    those characters and, at each, tries only the anchors that start with it."""
+    by_first: dict[str, list[str]] = {}
+    for i, (source, _) in enumerate(ANCHORS):
+        first = source[:2] if source.startswith("\\") else source[:1]
+        by_first.setdefault(first, []).append(f"{source[len(first) :]}(?P<a{i}>)")
+    return re.compile(
+        "|".join(f"{first}(?:{'|'.join(rests)})" for first, rests in by_first.items()), re.ASCII
+    )
+
+
+_ANCHOR = _anchor_pattern()
 _ANCHORED = {f"a{i}": tries for i, (_, tries) in enumerate(ANCHORS)}
 _PRIORITY = {rule: rank for rank, rule in enumerate(RULES)}
 

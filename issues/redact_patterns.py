@@ -273,7 +273,7 @@ _SECRET_KEY_BEFORE = r" ?\]?[\"']?[A-Za-z0-9_.-]{0,48}"
 ANCHORS: tuple[tuple[str, tuple[Try, ...]], ...] = (
     ("-----BEGIN", (_try(PRIVATE_KEY),)),
     (r"\.(?=eyJ)", (_try(JWT, rf"[{_TOKEN}]{{0,2000}}"),)),
-    (r"-(?:(?<=sk-)|(?<=xapp-)|(?<=glpat-)|(?<=xox[bpars]-))", (_try(API_KEY, _WORD_BEFORE),)),
+    (r"-(?<=[kptbars]-)(?:(?<=sk-)|(?<=xapp-)|(?<=glpat-)|(?<=xox[bpars]-))", (_try(API_KEY, _WORD_BEFORE),)),
     (
         r"_(?:(?<=gh[pousr]_)|(?<=github_pat_)|(?<=k_live_)|(?<=k_test_)|(?<=npm_)|(?<=hf_))",
         (_try(API_KEY, _WORD_BEFORE),),
@@ -282,12 +282,12 @@ ANCHORS: tuple[tuple[str, tuple[Try, ...]], ...] = (
     ("@", (_try(CREDENTIALS, r"[^\s/@<>\"']{1,514}//:"), _try(EMAIL, r"[A-Za-z0-9._%+-]{0,64}"))),
     *(
         (
-            rf"{sep}(?:(?<=(?i:authorization){sep})|(?<=(?i:authorization)[\"']{sep}))",
+            rf"{sep}(?:(?<=[nN]{sep})(?<=(?i:authorization){sep})|(?<=[\"']{sep})(?<=(?i:authorization)[\"']{sep}))",
             (_try(AUTH, r"[\"']?[A-Za-z]{13}"),),
         )
         for sep in ":="
     ),
-    *((rf"{b}(?=earer\s|EARER\s)", (_try(AUTH),)) for b in "Bb"),
+    (r"B(?=earer\s|EARER\s)", (_try(AUTH),)),  # lowercase `bearer` only after `authorization:`
     *(
         (
             rf"{sep}(?:(?<=[{_LAST}]{sep})(?<={_TAIL}{sep})"
@@ -308,13 +308,12 @@ ANCHORS: tuple[tuple[str, tuple[Try, ...]], ...] = (
     (r":(?=:|(?:[0-9A-Fa-f]{1,4}:){6}[0-9A-Fa-f])", (_try(IPV6, r"[0-9A-Fa-f:]{0,39}"),)),
     (r"\.(?=\d{1,3}\.\d{1,3}\.\d{1,3}(?!\d))", (_try(IPV4, r"\d{1,3}"),)),
 )
-# Cards and IBANs in the text's shape (digits as 9, capitals as A): where these occur.
+# Cards and IBANs in the text's shape: where these occur.
 SHAPES: tuple[tuple[bytes, Rule], ...] = (
     (b"AA99", IBAN),
     (b"9" * 13, CARD),
     (b"9999 9999 9999", CARD),
-    (b"9999-9999-9999", CARD),
     (b"9999 999999 99999", CARD),
-    (b"9999-999999-99999", CARD),
 )
-SHAPE_TABLE = bytes.maketrans(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"9" * 10 + b"A" * 26)
+# Digits become 9, capitals A, and a dash a space, so one form finds `4111 1111` and `4111-1111`.
+SHAPE_TABLE = bytes.maketrans(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ-", b"9" * 10 + b"A" * 26 + b" ")
