@@ -1,8 +1,9 @@
-"""What issues/redact.py looks for: one rule per kind of finding, in the order they are applied.
+"""What issues/redact.py looks for: a rule per kind of finding, in order of precedence, and the
+anchors and shapes that say where each may be.
 
 Pure: patterns and the checks that confirm a candidate (Luhn, IBAN mod-97, SSN ranges, IPv6
-parsing). Each pattern is written so that ordinary log text rarely produces a candidate; the
-checks only run on candidates. docs/redaction.md says what is found and what is never redacted.
+parsing). The checks only run on candidates. docs/redaction.md says what is found, what is never
+redacted, and why the anchors are written the way they are.
 """
 
 from __future__ import annotations
