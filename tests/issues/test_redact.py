@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import re
 import subprocess
 import sys
@@ -27,6 +28,11 @@ def _caught(text: str, value: str, kind: str) -> bool:
 def test_the_corpus_is_large_enough() -> None:
     assert len(secrets()) >= 300
     assert len(lookalikes()) >= 300
+
+
+def test_the_corpus_has_every_kind_in_several_contexts() -> None:
+    counts = collections.Counter(kind for case in secrets() for _, kind in case.found)
+    assert {kind: counts[kind] for rule in RULES if counts[(kind := rule.kind)] < 5} == {}
 
 
 def test_it_finds_at_least_99_percent_of_the_corpus_secrets() -> None:
@@ -187,14 +193,14 @@ def test_a_huge_input_is_redacted_in_time() -> None:
     result = redact(text, salt=SALT)
     elapsed = time.perf_counter() - start
     assert result.text.count("<EMAIL:") == text.count("\n") == result.text.count("<IP:")
-    assert elapsed < 5, f"4 MB took {elapsed:.1f} s"
+    assert elapsed < 15, f"4 MB took {elapsed:.1f} s"  # linear: about 2 s on a busy 2-core machine
 
 
 @pytest.mark.parametrize("text", ["a" * 200_000, "1" * 200_000, "-" * 200_000, "@" * 50_000, ":" * 50_000])
 def test_degenerate_inputs_do_not_backtrack(text: str) -> None:
     start = time.perf_counter()
     redact(text, salt=SALT)
-    assert time.perf_counter() - start < 2
+    assert time.perf_counter() - start < 5  # backtracking would take minutes
 
 
 def test_the_command_redacts_standard_input() -> None:
