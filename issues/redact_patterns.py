@@ -132,6 +132,9 @@ _SECRET_KEY = (
 _NOT_SECRETS = frozenset(
     ("null", "none", "nil", "true", "false", "undefined", "", "***", "********", "redacted", "<redacted>")
 )
+# Type annotations and schemas: `secret: str`, `password: string`.
+_TYPES = frozenset(("str", "bytes", "string", "int", "integer", "bool", "boolean", "number", "object", "any"))
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.\w+)*", re.ASCII)
 
 
 def secret_of(match: re.Match[str], groups: tuple[str, ...] | None) -> tuple[int, int]:
@@ -148,7 +151,17 @@ _SECRET_VALUES = ("dq", "sq", "value")
 def secret_ok(match: re.Match[str]) -> bool:
     start, end = secret_of(match, _SECRET_VALUES)
     value = match.string[start:end]
-    return value.lower() not in _NOT_SECRETS and not value.startswith(("${", "$(", "{{", "%("))
+    if value.lower() in _NOT_SECRETS | _TYPES or value.startswith(("${", "$(", "{{", "%(")):
+        return False
+    if match.start("value") == -1:
+        return True  # a quoted value is a literal
+    # Source code passes secrets around by name: `secret=secret`, `token=self.token`,
+    # `secret = new_secret()`, `"token": body["access_token"]`. Those names are not secrets.
+    called = match.string[end : end + 1] in ("(", "[")
+    same_name = (
+        _IDENTIFIER.fullmatch(value) is not None and value.rsplit(".")[-1].lower() == match["key"].lower()
+    )
+    return not (called or same_name)
 
 
 _ALNUM = "A-Za-z0-9"
@@ -199,7 +212,7 @@ AUTH = _rule(
 )
 SECRET = _rule(
     "SECRET",
-    rf"(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{{0,40}}?{_SECRET_KEY}[\"']?\]?\s{{0,4}}(?:[:=]|=>)\s{{0,4}}"
+    rf"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z0-9_.-]{{0,40}}?{_SECRET_KEY})[\"']?\]?\s{{0,4}}(?:[:=]|=>)\s{{0,4}}"
     r"(?:\"(?P<dq>[^\"\n]{1,512})\"|'(?P<sq>[^'\n]{1,512})'|(?P<value>[^\s\"',;&<>(){}\[\]]{3,512}))",
     flags=re.IGNORECASE,
     groups=_SECRET_VALUES,

@@ -439,6 +439,16 @@ HANDWRITTEN_LOOKALIKES = (
     "sk_live_ and AIza prefixes are documented in docs/redaction.md",
     "x = 0123 456 (not a phone)",
     "1.2.3.4-beta and ==1.2.3.4 pins",
+    "    secret = new_secret()\n    return SubscriptionCreated(subscription=subscription, secret=secret)",
+    "def signature(*, secret: str, message_id: str, timestamp: int, body: str) -> str:",
+    '    "webhook-signature": signature(secret=secret, message_id=message_id, timestamp=timestamp),',
+    '  File "/srv/weft/hooks/delivery.py", line 71, in deliver\n    secret=job.secret,',
+    'data = {"token": body["access_token"], "token_type_hint": "access_token"}',
+    "token = Client().post('/o/token/', data).json()",
+    "PRIVATE_KEY = _rule(\n    API_KEY = _rule(",
+    "interface Login { password: string; token?: string }",
+    "def _refresh(client_id: str, refresh_token: str):\n    refresh_token=refresh_token,",
+    "api_key = os.environ.get('WEFT_API_KEY')",
 )
 
 
