@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-sqlite test-postgres check lint typecheck structure audit-hints fuzz bench-mcp mutate mutate-quick venv clean
+.PHONY: run test test-sqlite test-postgres check lint typecheck structure audit-hints fuzz bench-mcp bench-redact mutate mutate-quick venv clean
 
 $(STAMP): requirements/base.txt requirements/dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || (command -v pyenv >/dev/null && $$(pyenv root)/versions/$$(cat .python-version)/bin/python -m venv $(VENV))
@@ -53,6 +53,10 @@ fuzz: $(STAMP)
 
 bench-mcp: $(STAMP)
 	$(PY) -m tests.servers --postgres -- $(PY) bench/mcp_overhead.py
+
+# Redaction of a 1 MB issue body against one email re.sub (docs/redaction.md); no database.
+bench-redact: $(STAMP)
+	$(PY) bench/redact.py
 
 # Mutation testing of the rule modules (tests/mutation/run.py; docs/mutation.md). Each fails when
 # a module scores below tests/mutation/thresholds.toml; mutate-quick is the CI subset.
