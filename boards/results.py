@@ -13,6 +13,7 @@ from typing import Any
 from boards import attention as attention_rules
 from boards.lease import RENEW_EVERY_SECONDS
 from boards.models import Approval, Board, InboxItem, Question, Report, Run, Task
+from boards.news import News
 from boards.payloads import (
     approval_payload,
     holder_name,
@@ -255,6 +256,7 @@ class WorkResult:
     hint: Hint
     open_questions: dict[int, list[int]] = field(default_factory=dict)
     lease_tokens: dict[int, str] = field(default_factory=dict)
+    news: list[News] = field(default_factory=list)
 
     def payload(self) -> dict[str, Any]:
         return {
@@ -284,6 +286,7 @@ class WorkResult:
             "next": {"id": self.best.pk, "title": self.best.title, "priority": self.best.priority}
             if self.best
             else None,
+            "news": [item.payload() for item in self.news],
         }
 
     def summary(self) -> str:
@@ -306,6 +309,7 @@ class WorkResult:
         lines.append(f"Capacity: {self.capacity.summary()}")
         if self.best is not None:
             lines.append(f"Best next task: {self.best.pk} ({self.best.title}).")
+        lines.extend(f"News: {item.summary}" for item in self.news)
         return "\n".join(lines)
 
 

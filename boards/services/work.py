@@ -18,6 +18,7 @@ from accounts.models import AgentConnection
 from boards import attention as attention_rules
 from boards import clock, queries
 from boards.models import Approval, Column, InboxItem, Question, QuestionState, Run, RunState, Task
+from boards.news import News, news_for
 from boards.payloads import iso
 from boards.results import AttentionStatus, WorkResult
 from boards.services.common import attention_now, attention_wait, lease_token_for
@@ -46,6 +47,7 @@ def _work_hint(
     attention: attention_rules.Attention,
     best: Task | None,
     waiting: list[InboxItem],
+    news: list[News],
 ) -> Hint:
     """One state → one hint, in a fixed order of precedence."""
     for run in held:
@@ -68,6 +70,8 @@ def _work_hint(
         return attention_wait(attention)
     if best is not None:
         return next_("start_task", {"id": best.pk})
+    if news:
+        return next_(news[0].read.tool, news[0].read.args)
     if waiting:
         return wait(f"a person decides {len(waiting)} item(s) of yours in the Inbox", "get_my_work")
     return DONE
@@ -95,6 +99,7 @@ def work_for_connection(*, connection: AgentConnection, now: datetime | None = N
         due = _due(workspace_id, at)
         attention = attention_now(workspace_id, at)
         best = _best_next(workspace_id)
+        news = news_for(connection)
     hint = _work_hint(
         held=held,
         open_questions=open_questions,
@@ -103,6 +108,7 @@ def work_for_connection(*, connection: AgentConnection, now: datetime | None = N
         attention=attention,
         best=best,
         waiting=waiting,
+        news=news,
     )
     capacity = AttentionStatus.of(attention, attention_wait(attention) if attention.full else DONE)
     return WorkResult(
@@ -117,6 +123,7 @@ def work_for_connection(*, connection: AgentConnection, now: datetime | None = N
         now=at,
         hint=hint,
         open_questions=open_questions,
+        news=news,
         # The connection's own runs: their tokens are its already (start_task returns them too).
         lease_tokens={run.pk: lease_token_for(run_id=run.run_id, epoch=run.epoch) for run in held},
     )

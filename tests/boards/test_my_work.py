@@ -229,3 +229,58 @@ def test_the_queries_do_not_grow_with_the_runs_and_items_listed(agent, tasks, pr
         start(agent, tasks(f"Held {n}"))
         complete(start(agent, tasks(f"Waits {n}", review_required=True)))
     assert queries_for_payload() == one_each
+
+
+# News from other apps -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def news_source(monkeypatch):
+    """One registered source giving each connection the items set here (other sources removed)."""
+    from boards import news
+
+    items: list[news.News] = []
+    monkeypatch.setattr(news, "_SOURCES", [])
+    news.register_news_source(lambda connection: list(items))
+    return items
+
+
+def _issue_news(issue_id: int) -> Any:
+    from boards.news import News
+    from weft.hints import Call
+
+    return News(
+        "issue", issue_id, f"issue {issue_id} has an answer", Call("get_issue_status", {"id": issue_id})
+    )
+
+
+def test_with_nothing_to_start_news_points_at_its_read_call(agent, news_source):
+    news_source.extend([_issue_news(7), _issue_news(9)])
+    work = work_for_connection(connection=agent)
+    assert work.hint == next_("get_issue_status", {"id": 7})
+    assert work.payload()["news"] == [
+        {"kind": "issue", "id": 7, "summary": "issue 7 has an answer", "read": 'get_issue_status {"id": 7}'},
+        {"kind": "issue", "id": 9, "summary": "issue 9 has an answer", "read": 'get_issue_status {"id": 9}'},
+    ]
+    assert "News: issue 7 has an answer" in work.summary()
+
+
+def test_a_task_to_start_comes_before_news(agent, tasks, news_source):
+    news_source.append(_issue_news(7))
+    best = tasks("Do this")
+    assert work_for_connection(connection=agent).hint == next_("start_task", {"id": best.pk})
+
+
+def test_news_comes_before_waiting_on_people(agent, tasks, news_source):
+    complete(start(agent, tasks("Waits", review_required=True)))
+    news_source.append(_issue_news(7))
+    assert work_for_connection(connection=agent).hint == next_("get_issue_status", {"id": 7})
+
+
+def test_a_source_registered_twice_gives_its_news_once(agent, news_source):
+    from boards import news
+
+    source = news._SOURCES[0]
+    news.register_news_source(source)
+    news_source.append(_issue_news(7))
+    assert [item.id for item in work_for_connection(connection=agent).news] == [7]

@@ -78,6 +78,10 @@ MODULES: dict[str, list[str]] = {
         "tests/web/test_views.py",
         "tests/boards/test_inbox_mutants.py",
     ],
+    "issues/redact.py": ["tests/issues/test_redact.py"],
+    "issues/redact_patterns.py": ["tests/issues/test_redact.py"],
+    "issues/environment.py": ["tests/issues/test_environment.py"],
+    "issues/access.py": ["tests/issues/test_guest_tokens.py", "tests/issues/test_isolation.py"],
     "weft/mcp/verifier.py": [
         "tests/mcp/test_token_cache.py",
         "tests/mcp/test_auth.py",
