@@ -104,6 +104,7 @@ INSTALLED_APPS = [
     "channels",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "oauth2_provider",
     "allauth",
     "allauth.account",
@@ -112,6 +113,7 @@ INSTALLED_APPS = [
     "boards",
     "issues",
     "hooks",
+    "api",
 ]
 
 MIDDLEWARE = [
@@ -350,7 +352,19 @@ CORS_ALLOW_ALL_ORIGINS = True
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
-SPECTACULAR_SETTINGS = {"TITLE": "Weft API", "VERSION": "1.0.0"}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Weft API",
+    "DESCRIPTION": "The agents' loop over REST: the same operations, errors and hints as /api/mcp.",
+    "VERSION": "1.0.0",
+    "OAS_VERSION": "3.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "COMPONENT_SPLIT_REQUEST": False,
+    # The docs pages load Swagger UI and Redoc from the installed sidecar package, not a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
 
 # Transport security for the MCP endpoint (Host and Origin allow-lists).
 WEFT_MCP_ALLOWED_HOSTS = env_list("WEFT_MCP_ALLOWED_HOSTS", [_base.netloc, "127.0.0.1:*", "localhost:*"])
