@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE as MAX_BODY_BYTES
 from pydantic import ValidationError
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
@@ -17,7 +18,6 @@ from boards.limits import nul_path, without_nul
 from weft.errors import WeftError, invalid_argument
 from weft.hints import Hint
 from weft.mcp.fixes import corrected_call, fallback_read, field_name, parse_field, value_at
-from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE as MAX_BODY_BYTES
 
 NUL_REASON = "must not contain NUL (\\u0000) characters"
 

@@ -18,11 +18,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.models import AgentConnection
 from api import idempotency
 from api.arguments import BoundedJSONParser, checked, gather, with_limit_fix
 from api.auth import AUTHENTICATION, ApiCaller
 from api.gate import admit
-from accounts.models import AgentConnection
 from api.operations import Operation, operation
 from api.responses import error_body, error_response, exception_response, result_response
 from api.routes import Route

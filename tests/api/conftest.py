@@ -76,3 +76,11 @@ def api(alice: User, ws_a: Workspace) -> Api:
 @pytest.fixture
 def api_b(carol: User, ws_b: Workspace) -> Api:
     return signed_in(carol, ws_b)
+
+
+@pytest.fixture
+def public_dns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every host name resolves to one public address (no network is asked)."""
+    from tests.hooks.conftest import fake_dns
+
+    fake_dns(monkeypatch, {})
