@@ -9,6 +9,7 @@ from typing import Any
 
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE as MAX_BODY_BYTES
+from django.conf import settings
 from pydantic import ValidationError
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
@@ -22,13 +23,20 @@ from weft.mcp.fixes import corrected_call, fallback_read, field_name, parse_fiel
 NUL_REASON = "must not contain NUL (\\u0000) characters"
 
 
+def max_body_bytes() -> int:
+    """The smaller of the MCP transport's bound and Django's, so both surfaces take the same bodies
+    up to it and neither answers a bare 413."""
+    return min(MAX_BODY_BYTES, settings.DATA_UPLOAD_MAX_MEMORY_SIZE or MAX_BODY_BYTES)
+
+
 class TooLarge(WeftError):
-    def __init__(self, tool: str) -> None:
+    def __init__(self, fix_hint: Hint) -> None:
+        limit = max_body_bytes()
         super().__init__(
             "payload_too_large",
-            f"the body is over {MAX_BODY_BYTES} bytes; send less (every text argument has a limit)",
-            details={"field": "body", "reason": "too_large", "maximumBytes": MAX_BODY_BYTES},
-            fix=fallback_read(tool),
+            f"the body is over {limit} bytes; send less (every text argument has a limit)",
+            details={"field": "body", "reason": "too_large", "maximumBytes": limit},
+            fix=fix_hint,
         )
 
 
@@ -38,9 +46,9 @@ class BoundedJSONParser(JSONParser):
     def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
         view = (parser_context or {}).get("view")
         tool = view.tool_name() if view is not None else "get_my_work"
-        data = stream.read(MAX_BODY_BYTES + 1) if stream is not None else b""
-        if len(data) > MAX_BODY_BYTES:
-            raise TooLarge(tool)
+        data = stream.read(max_body_bytes() + 1) if stream is not None else b""
+        if len(data) > max_body_bytes():
+            raise TooLarge(fallback_read(tool))
         if not data.strip():
             return {}
         try:

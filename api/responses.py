@@ -12,10 +12,12 @@ import math
 from datetime import datetime
 from typing import Any
 
+from django.core.exceptions import RequestDataTooBig
 from django.utils import timezone
 from rest_framework import exceptions
 from rest_framework.response import Response
 
+from api.arguments import TooLarge
 from api.auth import InsufficientScope, challenge
 from api.routes import hint_json
 from weft.errors import REST_STATUS, WeftError, invalid_argument
@@ -91,6 +93,8 @@ def exception_response(exc: Exception, *, fallback: Hint) -> Response:
     """The answer to anything a request raised; `fallback` is the read that shows what is valid."""
     if isinstance(exc, WeftError):
         return error_response(exc)
+    if isinstance(exc, RequestDataTooBig):
+        return error_response(TooLarge(fallback))
     if isinstance(exc, exceptions.APIException):
         error, headers = _drf_error(exc, fallback)
         return error_response(error, headers=headers)
