@@ -68,7 +68,7 @@ def tools() -> dict[str, Tool]:
     found = {tool.name: tool for tool in build_server()._tool_manager.list_tools()}
     extra = MCPServer(name="Weft REST")
     for fn in (list_boards, list_tasks, move_task):
-        extra.add_tool(fn, name=fn.__name__)
+        extra.add_tool(fn, name=fn.__name__, structured_output=False)
     found.update({tool.name: tool for tool in extra._tool_manager.list_tools()})
     return found
 

@@ -29,8 +29,6 @@ class Route:
     tool: str
     method: str
     template: str
-    # An alias serves the tool under another path; hints never name it.
-    alias: bool = False
     # Served outside the API (by the OAuth side of Weft), so its path takes no prefix.
     external: bool = False
 
@@ -75,7 +73,7 @@ ROUTES: tuple[Route, ...] = (
     Route("search", "GET", "/tasks/search"),
     Route("get_task", "GET", "/tasks/{id}"),
     Route("update_task", "PATCH", "/tasks/{id}"),
-    Route("move_task", "POST", "/tasks/{id}/move", alias=True),
+    Route("move_task", "POST", "/tasks/{id}/move"),
     Route("start_task", "POST", "/tasks/{id}/start"),
     Route("report_progress", "POST", "/runs/{runId}/heartbeat"),
     Route("request_input", "POST", "/runs/{runId}/ask"),
@@ -91,7 +89,7 @@ ROUTES: tuple[Route, ...] = (
 def route_for(call: Call) -> Route:
     """The route a hint's call names: the tool's first route whose path arguments it gives."""
     for route in ROUTES:
-        if route.tool == call.tool and not route.alias and route.fits(call.args):
+        if route.tool == call.tool and route.fits(call.args):
             return route
     raise LookupError(f"no REST route for {call.tool} {dict(call.args)}")
 
