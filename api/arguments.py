@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.conf import settings
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE as MAX_BODY_BYTES
-from django.conf import settings
 from pydantic import ValidationError
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.api.harness import AsyncApi, hinted
+from tests.api.harness import AsyncApi, rest_call
 from tests.mcp.harness import MCP, agent_token, in_process
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -62,20 +62,32 @@ def normal(value: Any) -> Any:
     return value
 
 
-def mcp_meaning(line: str) -> tuple[str, str | None, Any]:
+def _split(line: str) -> tuple[str, str, str]:
+    """A marker line as (marker, the Wait: condition, the call's text)."""
+    if line == "Done.":
+        return "Done", "", ""
     marker, _, body = line.partition(": ")
-    if marker == "Wait":
-        condition, _, body = body.rpartition("; check again with ")
-    tool, _, args = body.partition(" ")
-    return (marker, tool, normal(json.loads(args))) if args else (line.rstrip("."), None, None)
+    if marker != "Wait":
+        return marker, "", body
+    if "; check again with " not in body:
+        return marker, body, ""
+    condition, _, call = body.rpartition("; check again with ")
+    return marker, condition, call
 
 
-def rest_meaning(line: str) -> tuple[str, str | None, Any]:
-    marker, call = hinted(line)
+def mcp_meaning(line: str) -> tuple[str, Any, str | None, Any]:
+    marker, condition, call = _split(line)
+    tool, _, args = call.partition(" ")
+    return marker, normal(condition), tool or None, normal(json.loads(args)) if args else None
+
+
+def rest_meaning(line: str) -> tuple[str, Any, str | None, Any]:
+    marker, condition, text = _split(line)
+    call = rest_call(text) if text else None
     if call is None:
-        return (line.rstrip("."), None, None)
+        return marker, normal(condition), None, None
     tool, args = call.tool()
-    return marker, tool, normal({k: _typed(v) for k, v in args.items()})
+    return marker, normal(condition), tool, normal({k: _typed(v) for k, v in args.items()})
 
 
 def _typed(value: Any) -> Any:

@@ -29,8 +29,9 @@ CHECKS = [
 @pytest.fixture
 def seeded(db, alice, ws_a, public_dns) -> str:
     """A workspace on Pro (no monthly call cap) with tasks, a held run and a subscription."""
-    from tests.api.conftest import Api
     from django.test import Client
+
+    from tests.api.conftest import Api
 
     ws_a.plan = Plan.named("pro")
     ws_a.save(update_fields=["plan"])
