@@ -102,9 +102,9 @@ def checked(tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
         return tool.fn_metadata.validate_arguments(args)
     except ValidationError as exc:
         errors = [dict(e) for e in exc.errors()]
-    first = errors[0] if errors else {"loc": (), "msg": "invalid"}
+    first: dict[str, Any] = errors[0] if errors else {"loc": (), "msg": "invalid"}
     raise invalid_argument(
-        field_name(first.get("loc", ())),
+        field_name(tuple(first.get("loc", ()))),
         str(first.get("msg", "invalid")),
         fix_hint=fix_for(tool, args, errors),
     )

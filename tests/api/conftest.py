@@ -37,7 +37,7 @@ class Api:
         headers: dict[str, str] | None = None,
         raw: bytes | None = None,
     ) -> Answer:
-        extra = {"HTTP_AUTHORIZATION": f"Bearer {self.token}"} if self.token else {}
+        extra: dict[str, Any] = {"HTTP_AUTHORIZATION": f"Bearer {self.token}"} if self.token else {}
         for name, value in (headers or {}).items():
             extra["HTTP_" + name.upper().replace("-", "_")] = value
         url = path if path.startswith("/") else f"/api/v1/{path}"

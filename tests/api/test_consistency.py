@@ -152,12 +152,13 @@ async def _writes(t: Twins, tool: str) -> tuple[Any, Any]:
         "complete_task": "complete",
         "release_task": "release",
     }[tool]
-    extra = {
+    extras: dict[str, dict[str, Any]] = {
         "report_progress": {"note": "Read the code."},
         "request_input": {"question": "Ship it today?", "options": ["yes", "no"]},
         "complete_task": {"outcome": "Done.", "claims": ["it works"]},
         "release_task": {"reason": "Not mine."},
-    }[tool]
+    }
+    extra = extras[tool]
     return await t.both(
         tool,
         {"runId": one["runId"], **lease(one), **extra},

@@ -36,7 +36,7 @@ def _hinted_tools() -> set[str]:
                 if isinstance(node, ast.Call) and getattr(node.func, "id", None) in HINT_MAKERS:
                     args = [a for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
                     position = 1 if node.func.id == "wait" else 0  # type: ignore[attr-defined]
-                    found.update(a.value for a in args if node.args.index(a) == position)
+                    found.update(str(a.value) for a in args if node.args.index(a) == position)
     return found - {""}
 
 
