@@ -31,6 +31,12 @@ class Route:
     template: str
     # Served outside the API (by the OAuth side of Weft), so its path takes no prefix.
     external: bool = False
+    # The operation's name (OpenAPI operationId, URL name) when the tool has more than one route.
+    name: str = ""
+
+    @property
+    def operation_id(self) -> str:
+        return self.name or self.tool
 
     @property
     def path_args(self) -> tuple[str, ...]:
@@ -67,7 +73,7 @@ ROUTES: tuple[Route, ...] = (
     Route("get_my_work", "GET", "/work"),
     Route("list_boards", "GET", "/boards"),
     Route("get_board_state", "GET", "/boards/{boardId}"),
-    Route("get_board_state", "GET", "/board"),
+    Route("get_board_state", "GET", "/board", name="get_default_board_state"),
     Route("list_tasks", "GET", "/tasks"),
     Route("create_task", "POST", "/tasks"),
     Route("search", "GET", "/tasks/search"),

@@ -45,7 +45,6 @@ ERROR_STATUSES = {
     422: "invalid_argument (the Fix: line is the corrected call) or a reused Idempotency-Key",
     429: "attention_queue_full or plan_limit_reached (Retry-After)",
 }
-OPERATION_IDS = {("GET", "/board"): "get_default_board_state", ("POST", "/tasks/{id}/move"): "move_task"}
 
 
 def inlined(schema: Any, defs: dict[str, Any] | None = None) -> Any:
@@ -79,8 +78,7 @@ class RouteSchema(AutoSchema):
         return inlined(self._tool().parameters)
 
     def get_operation_id(self) -> str:
-        route = self._route()
-        return OPERATION_IDS.get((route.method, route.template), route.tool)
+        return str(self._route().operation_id)
 
     def get_description(self) -> str:
         return str(self._tool().description or "")

@@ -22,6 +22,7 @@ def _pattern(template: str) -> str:
 
 
 def _paths() -> list[URLPattern]:
+    """One URL per path, named by its first operation, serving each of its methods."""
     by_path: dict[str, dict[str, Route]] = defaultdict(dict)
     for route in ROUTES:
         if not route.external:
@@ -30,7 +31,7 @@ def _paths() -> list[URLPattern]:
         path(
             _pattern(template),
             ToolView.as_view(routes=methods, http_method_names=[m.lower() for m in methods]),
-            name=methods[next(iter(methods))].tool,
+            name=next(iter(methods.values())).operation_id,
         )
         for template, methods in by_path.items()
     ]
