@@ -73,6 +73,16 @@ def gather(request: Request, path_args: dict[str, str], *, tool: str) -> dict[st
     return {**args, **path_args}
 
 
+def known_query(tool: Tool, args: dict[str, Any]) -> None:
+    """A GET names only the tool's parameters: an unknown one is refused (it would be ignored
+    silently), and the Fix: is the same call without it."""
+    unknown = [name for name in args if name not in tool.parameters.get("properties", {})]
+    if unknown:
+        errors = [{"loc": (name,), "type": "extra_forbidden"} for name in unknown]
+        hint = fix_for(tool, args, errors)
+        raise invalid_argument(unknown[0], "not a parameter of this call", fix_hint=hint)
+
+
 def _errors(tool: Tool, args: dict[str, Any]) -> list[dict[str, Any]]:
     try:
         tool.fn_metadata.validate_arguments(args)

@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from accounts.models import AgentConnection
 from api import idempotency
-from api.arguments import BoundedJSONParser, checked, gather, with_limit_fix
+from api.arguments import BoundedJSONParser, checked, gather, known_query, with_limit_fix
 from api.auth import AUTHENTICATION, ApiCaller
 from api.gate import admit
 from api.operations import Operation, operation
@@ -83,6 +83,8 @@ class ToolView(APIView):
         assert route is not None
         op = operation(route.tool)
         raw = gather(request, path_args, tool=route.tool)
+        if request.method == "GET":
+            known_query(op.tool, raw)
         args = checked(op.tool, raw)
         caller: ApiCaller = request.auth
         key = None
