@@ -287,6 +287,7 @@ CELERY_BEAT_SCHEDULE = {
     "inbox-reminders": {"task": "boards.tasks.send_inbox_reminders", "schedule": 60.0},
     "trash-purge": {"task": "boards.tasks.purge_trash", "schedule": 3600.0},
     "webhook-deliveries": {"task": "hooks.deliver_due", "schedule": 5.0},
+    "idempotency-keys": {"task": "api.purge_idempotency_keys", "schedule": 3600.0},
 }
 # In the embedded default the server process runs the periodic work on a timer.
 WEFT_EMBEDDED_TIMER = env_bool("WEFT_EMBEDDED_TIMER", not REDIS_URL and not TESTING)

@@ -103,3 +103,14 @@ def test_it_refuses_a_key_that_cannot_be_one(api, key):
     refused = api.post("tasks", {"title": "Key"}, headers={"Idempotency-Key": key})
     assert refused.status == 422 and refused.body["error"]["details"]["field"] == "Idempotency-Key"
     assert Task.objects.count() == 0
+
+
+def test_the_hourly_purge_forgets_expired_keys(api, settings):
+    from api.tasks import purge_idempotency_keys
+
+    assert settings.CELERY_BEAT_SCHEDULE["idempotency-keys"]["task"] == "api.purge_idempotency_keys"
+    api.post("tasks", {"title": "Kept"}, headers={"Idempotency-Key": "kept"})
+    api.post("tasks", {"title": "Gone"}, headers={"Idempotency-Key": "gone"})
+    IdempotencyKey.objects.filter(key="gone").update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert purge_idempotency_keys() == 1
+    assert list(IdempotencyKey.objects.values_list("key", flat=True)) == ["kept"]
