@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 import schemathesis
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 from hypothesis import HealthCheck, given, settings
 from schemathesis.generation.modes import GenerationMode
 from schemathesis.specs.openapi.checks import (
@@ -37,14 +39,27 @@ def seeded(db, alice, ws_a, public_dns) -> str:
     ws_a.save(update_fields=["plan"])
     token, _ = agent_token(alice, ws_a)
     api = Api(Client(), token)
-    for n in range(3):
-        api.post("tasks", {"title": f"Seeded task {n}", "description": "seeded"})
-    api.post("tasks/1/start")
+    ids = [
+        api.post("tasks", {"title": f"Seeded task {n}", "description": "seeded"}).body["task"]["id"]
+        for n in range(3)
+    ]
+    assert api.post(f"tasks/{ids[0]}/start").status == 200
     api.post("subscriptions", {"url": "https://hooks.example.com/seed", "eventTypes": ["task.created"]})
     return token
 
 
-def test_the_api_keeps_its_schema(seeded):
+@pytest.fixture
+def in_test_transaction():
+    """Django's test client keeps the request signals from closing the test's database connection;
+    schemathesis calls the WSGI app directly, so do the same for it."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+def test_the_api_keeps_its_schema(seeded, in_test_transaction):
     from weft.wsgi import application
 
     api_schema = schemathesis.openapi.from_wsgi("/api/v1/schema/?format=json", application)
