@@ -12,7 +12,7 @@ from django.utils import timezone
 from oauth2_provider.models import AccessToken
 
 from accounts.connections import connection_revoke
-from accounts.models import Seat, Usage
+from accounts.models import AgentConnection, Seat, Usage
 from tests.api.conftest import Api, signed_in
 from tests.mcp.harness import in_process
 
@@ -101,3 +101,11 @@ def test_the_sign_in_fix_is_served_and_the_stream_keeps_its_route(db):
     assert metadata == 200
     # The stream's own refusal (weft/stream/app.py), not the REST API's error body.
     assert stream == 401 and "invalid_token" in text and "_next_action" not in text
+
+
+def test_a_connection_revoked_elsewhere_stops_the_next_call_despite_the_token_cache(api):
+    """Another process revoked the connection: this process's verified-token cache still holds the
+    token, and the gate's own live-connection check refuses the call."""
+    assert api.get("work").status == 200
+    AgentConnection.objects.filter(pk=api.connection.pk).update(revoked_at=timezone.now())
+    _refused(api.get("work"))
