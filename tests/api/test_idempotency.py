@@ -114,3 +114,32 @@ def test_the_hourly_purge_forgets_expired_keys(api, settings):
     IdempotencyKey.objects.filter(key="gone").update(expires_at=timezone.now() - timedelta(seconds=1))
     assert purge_idempotency_keys() == 1
     assert list(IdempotencyKey.objects.values_list("key", flat=True)) == ["kept"]
+
+
+def _reserved(api, key: str, *, age: timedelta) -> None:
+    """A reservation another request holds (or held, and died): no answer stored yet."""
+    from api.idempotency import request_hash
+
+    now = timezone.now()
+    IdempotencyKey.objects.create(
+        workspace_id=api.connection.workspace_id,
+        credential=f"connection:{api.connection.pk}",
+        key=key,
+        request_hash=request_hash("POST", "/api/v1/tasks", {"title": "Racing"}),
+        created_at=now - age,
+        expires_at=now - age + timedelta(hours=24),
+    )
+
+
+def test_a_key_whose_first_request_still_runs_answers_conflict(api):
+    _reserved(api, "racing", age=timedelta(seconds=1))
+    answer = api.post("tasks", {"title": "Racing"}, headers={"Idempotency-Key": "racing"})
+    assert answer.status == 409 and answer.body["error"]["code"] == "conflict"
+    assert answer.headers["Retry-After"] == "5" and answer.body["_next_action"].startswith("Wait: ")
+    assert Task.objects.count() == 0
+
+
+def test_a_key_whose_first_request_died_is_taken_over(api):
+    _reserved(api, "died", age=timedelta(minutes=3))
+    answer = api.post("tasks", {"title": "Racing"}, headers={"Idempotency-Key": "died"})
+    assert answer.status == 201 and Task.objects.count() == 1
