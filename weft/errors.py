@@ -29,7 +29,15 @@ HTTP_STATUS: dict[str, int] = {
     "pii_detected": 422,
     "unavailable": 503,
     "internal_error": 500,
+    "idempotency_key_reused": 422,
+    "method_not_allowed": 405,
+    "unsupported_media_type": 415,
+    "payload_too_large": 413,
 }
+
+# The REST API answers these codes with the statuses HTTP APIs use for them; the web pages keep
+# HTTP_STATUS (a form error there is a 400 page, a plan cap a 402).
+REST_STATUS: dict[str, int] = {**HTTP_STATUS, "invalid_argument": 422, "plan_limit_reached": 429}
 
 
 class WeftError(Exception):

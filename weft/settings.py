@@ -104,6 +104,7 @@ INSTALLED_APPS = [
     "channels",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "oauth2_provider",
     "allauth",
     "allauth.account",
@@ -112,6 +113,7 @@ INSTALLED_APPS = [
     "boards",
     "issues",
     "hooks",
+    "api",
 ]
 
 MIDDLEWARE = [
@@ -285,6 +287,7 @@ CELERY_BEAT_SCHEDULE = {
     "inbox-reminders": {"task": "boards.tasks.send_inbox_reminders", "schedule": 60.0},
     "trash-purge": {"task": "boards.tasks.purge_trash", "schedule": 3600.0},
     "webhook-deliveries": {"task": "hooks.deliver_due", "schedule": 5.0},
+    "idempotency-keys": {"task": "api.purge_idempotency_keys", "schedule": 3600.0},
 }
 # In the embedded default the server process runs the periodic work on a timer.
 WEFT_EMBEDDED_TIMER = env_bool("WEFT_EMBEDDED_TIMER", not REDIS_URL and not TESTING)
@@ -354,7 +357,19 @@ CORS_ALLOW_ALL_ORIGINS = True
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
-SPECTACULAR_SETTINGS = {"TITLE": "Weft API", "VERSION": "1.0.0"}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Weft API",
+    "DESCRIPTION": "The agents' loop over REST: the same operations, errors and hints as /api/mcp.",
+    "VERSION": "1.0.0",
+    "OAS_VERSION": "3.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "COMPONENT_SPLIT_REQUEST": False,
+    # The docs pages load Swagger UI and Redoc from the installed sidecar package, not a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
 
 # Transport security for the MCP endpoint (Host and Origin allow-lists).
 WEFT_MCP_ALLOWED_HOSTS = env_list("WEFT_MCP_ALLOWED_HOSTS", [_base.netloc, "127.0.0.1:*", "localhost:*"])

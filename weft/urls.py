@@ -5,6 +5,7 @@ handler500 = "weft.views.server_error"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/v1/", include("api.urls")),
     path("accounts/", include("allauth.urls")),
     path("", include("accounts.oauth_urls")),
     path("", include("accounts.agent_urls")),

@@ -120,24 +120,44 @@ def verify(token: str) -> AccessToken | None:
         )
     close_old_connections()
     try:
-        info = connection_for_token(token)
-        if info is None or not audience_is_mcp(info.resource):
-            return None
-        return AccessToken(
-            token=token,
-            client_id=info.client_id,
-            scopes=info.scopes,
-            expires_at=int(info.expires_at.timestamp()),
-            resource=settings.WEFT_MCP_URL,
-            subject=str(info.connection.user_id),
-            claims={
-                "iss": settings.WEFT_BASE_URL,
-                "connection_id": info.connection.pk,
-                "workspace_id": info.connection.workspace_id,
-            },
-        )
+        return _verified(token)
     finally:
         close_old_connections()
+
+
+def _verified(token: str) -> AccessToken | None:
+    """The token's grant on the caller's own database connection, or None."""
+    info = connection_for_token(token)
+    if info is None or not audience_is_mcp(info.resource):
+        return None
+    return AccessToken(
+        token=token,
+        client_id=info.client_id,
+        scopes=info.scopes,
+        expires_at=int(info.expires_at.timestamp()),
+        resource=settings.WEFT_MCP_URL,
+        subject=str(info.connection.user_id),
+        claims={
+            "iss": settings.WEFT_BASE_URL,
+            "connection_id": info.connection.pk,
+            "workspace_id": info.connection.workspace_id,
+        },
+    )
+
+
+def verify_in_request(token: str) -> AccessToken | None:
+    """The same check and cache for a caller inside a Django request (the REST API), whose
+    database connection Django manages; None also for an expired token."""
+    checksum = token_checksum(token)
+    verified = verified_tokens.get(checksum)
+    if verified is None:
+        generation = verified_tokens.generation
+        verified = _verified(token)
+        if verified is not None:
+            verified_tokens.put(checksum, verified, generation)
+    if verified is None or (verified.expires_at is not None and verified.expires_at < int(time.time())):
+        return None
+    return verified
 
 
 class ConnectionTokenVerifier:

@@ -1,0 +1,21 @@
+"""The gate every REST call passes, as every MCP tool call does: the caller's connection is still
+live (not revoked, its seat held), its workspace is not suspended, and the call is metered
+against the plan's monthly agent calls."""
+
+from __future__ import annotations
+
+from accounts.access import require_active_workspace
+from accounts.connections import connection_live
+from accounts.models import AgentConnection, Usage
+from accounts.services import usage_consume
+from api.auth import ApiCaller
+from api.responses import unauthenticated
+
+
+def admit(caller: ApiCaller) -> AgentConnection:
+    connection = connection_live(connection_id=caller.connection_id)
+    if connection is None:
+        raise unauthenticated("the agent connection of this token was disconnected")
+    require_active_workspace(connection.workspace)
+    usage_consume(workspace=connection.workspace, kind=Usage.AGENT_CALLS)
+    return connection

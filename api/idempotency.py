@@ -1,0 +1,117 @@
+"""Idempotency keys: a retried write returns its first answer and changes nothing.
+
+A key is reserved before the write runs (the unique constraint decides between two racing
+requests), then holds the write's answer, sealed, for TTL. The same key with another request
+is refused. A failure nobody planned for, or a refusal before the write ran (authentication,
+suspension, the plan's meter), frees the key, so a retry runs the write.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from cryptography.fernet import Fernet
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+
+from api.auth import ApiCaller
+from api.models import IdempotencyKey
+from weft.errors import WeftError, invalid_argument
+from weft.hints import Hint, wait
+
+HEADER = "Idempotency-Key"
+TTL = timedelta(hours=24)
+# A request still unanswered after this long has died (every call answers within seconds).
+ABANDONED = timedelta(minutes=2)
+KEY_MAX = 255
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: dict[str, Any]
+
+
+@functools.cache
+def _box(secret_key: str) -> Fernet:
+    derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=b"weft idempotent answers")
+    return Fernet(base64.urlsafe_b64encode(derived.derive(secret_key.encode())))
+
+
+def request_hash(method: str, path: str, args: dict[str, Any]) -> str:
+    canonical = json.dumps([method, path, args], sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def checked_key(raw: str | None, *, fix_hint: Hint) -> str | None:
+    """The header's key, or None when none was sent; a key that cannot be one is refused."""
+    if raw is None:
+        return None
+    if not 1 <= len(raw) <= KEY_MAX or not raw.isprintable() or not raw.isascii():
+        raise invalid_argument(HEADER, f"1 to {KEY_MAX} printable ASCII characters", fix_hint=fix_hint)
+    return raw
+
+
+def _rows(caller: ApiCaller, key: str) -> Any:
+    return IdempotencyKey.objects.filter(
+        workspace_id=caller.workspace_id, credential=caller.credential, key=key
+    )
+
+
+def key_reserve(*, caller: ApiCaller, key: str, digest: str, now: datetime, fix_hint: Hint) -> Answer | None:
+    """None: the key is this request's now. An Answer: the first answer, to send again."""
+    # A key past its TTL is free again, and so is one whose request died before it answered.
+    _rows(caller, key).filter(
+        Q(expires_at__lte=now) | Q(status=None, created_at__lte=now - ABANDONED)
+    ).delete()
+    try:
+        with transaction.atomic():
+            IdempotencyKey.objects.create(
+                workspace_id=caller.workspace_id,
+                credential=caller.credential,
+                key=key,
+                request_hash=digest,
+                created_at=now,
+                expires_at=now + TTL,
+            )
+        return None
+    except IntegrityError:
+        row = _rows(caller, key).first()
+    if row is None or row.status is None:
+        raise WeftError(
+            "conflict",
+            f"a request with {HEADER} {key!r} is still running",
+            details={"header": HEADER},
+            fix=wait("the first request with this key answers; send the same request again in a few seconds"),
+        )
+    if row.request_hash != digest:
+        raise WeftError(
+            "idempotency_key_reused",
+            f"{HEADER} {key!r} was first sent with another request; a new request needs a new key",
+            details={"header": HEADER, "key": key},
+            fix=fix_hint,
+        )
+    return Answer(row.status, json.loads(_box(settings.SECRET_KEY).decrypt(row.response.encode())))
+
+
+def key_store(*, caller: ApiCaller, key: str, answer: Answer) -> None:
+    sealed = _box(settings.SECRET_KEY).encrypt(json.dumps(answer.body).encode()).decode()
+    _rows(caller, key).update(status=answer.status, response=sealed)
+
+
+def key_release(*, caller: ApiCaller, key: str) -> None:
+    _rows(caller, key).filter(status=None).delete()
+
+
+def keys_purge(*, now: datetime) -> int:
+    """Forget every key past its TTL."""
+    return IdempotencyKey.objects.filter(expires_at__lte=now).delete()[0]
