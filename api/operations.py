@@ -24,6 +24,7 @@ from boards.access import access_board, access_task
 from hooks import selectors as hook_selectors
 from hooks import services as hook_services
 from hooks.access import access_subscription
+from issues import services as issue_services
 
 Runner = Callable[[AgentConnection, dict[str, Any]], Any]
 BoardId = Annotated[
@@ -118,6 +119,16 @@ def _subscribe(c: AgentConnection, a: dict[str, Any]) -> Any:
     return hook_services.subscription_create(workspace=c.workspace, by_connection=c, **_given(a, names))
 
 
+PROVENANCE = {"reporter_git_sha": "reporter_git_sha", "reporter_app_version": "reporter_app_version"}
+
+
+def _submit_issue(c: AgentConnection, a: dict[str, Any]) -> Any:
+    fields = ("title", "body", "kind", *PROVENANCE, "entity_ids_to_link", "workspace")
+    return issue_services.issue_submit(
+        connection=c, call=issue_services.Submission(**{k: a.get(k) for k in fields})
+    )
+
+
 RUNNERS: dict[str, Runner] = {
     "get_my_work": lambda c, a: services.work_for_connection(connection=c),
     "list_boards": lambda c, a: listing.boards_list(workspace=c.workspace),
@@ -147,6 +158,13 @@ RUNNERS: dict[str, Runner] = {
     "unsubscribe": lambda c, a: hook_services.subscription_delete(
         subscription=access_subscription(c.workspace, a["id"]), by_connection=c
     ),
+    "submit_issue": _submit_issue,
+    "get_issue_status": lambda c, a: issue_services.issue_status_read(
+        connection=c, issue_id=a["id"], guest_token=a.get("guest_token")
+    ),
+    "add_issue_message": lambda c, a: issue_services.issue_message_add(
+        connection=c, issue_id=a["id"], body=a["body"], **_given(a, PROVENANCE)
+    ),
 }
 
 
@@ -157,7 +175,7 @@ class Operation:
     created: bool
 
 
-CREATES = frozenset({"create_task", "subscribe"})
+CREATES = frozenset({"create_task", "subscribe", "submit_issue", "add_issue_message"})
 
 
 def operation(name: str) -> Operation:

@@ -88,6 +88,9 @@ ROUTES: tuple[Route, ...] = (
     Route("list_subscriptions", "GET", "/subscriptions"),
     Route("subscribe", "POST", "/subscriptions"),
     Route("unsubscribe", "DELETE", "/subscriptions/{id}"),
+    Route("submit_issue", "POST", "/issues"),
+    Route("get_issue_status", "GET", "/issues/{id}"),
+    Route("add_issue_message", "POST", "/issues/{id}/messages"),
     Route("discover_sign_in", "GET", "/.well-known/oauth-protected-resource/api/mcp", external=True),
 )
 

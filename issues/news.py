@@ -14,7 +14,8 @@ def issue_news(connection: AgentConnection) -> list[News]:
         News(
             kind="issue",
             id=issue.pk,
-            summary=f"issue {issue.pk} ({issue.status}): the maintainers answered; read it with get_issue_status",
+            summary=f"issue {issue.pk} ({issue.status}): the maintainers answered; read it with"
+            " get_issue_status",
             read=Call("get_issue_status", {"id": issue.pk}),
         )
         for issue in news_for_connection(connection=connection)

@@ -34,6 +34,8 @@ VOLATILE = {
     "questionId",
     "inboxItemId",
     "secret",
+    "guestToken",
+    "guestTokenExpiresAt",
     "at",
     "startedAt",
     "endedAt",
@@ -98,6 +100,14 @@ def _typed(value: Any) -> Any:
 Pair = Callable[["Twins"], Awaitable[tuple[dict[str, Any], dict[str, Any]]]]
 
 
+REPORT = {
+    "title": "The board is slow",
+    "body": "get_board_state takes 4 s.",
+    "kind": "performance",
+    "reporter_app_version": "1.4.2",
+}
+
+
 class Twins:
     def __init__(self, mcp: MCP, rest: AsyncApi) -> None:
         self.mcp, self.rest = mcp, rest
@@ -112,6 +122,10 @@ class Twins:
     async def task(self, title: str) -> int:
         made = await self.mcp.call("create_task", {"title": title, "description": "twin"})
         return int(made["structuredContent"]["task"]["id"])
+
+    async def issue(self) -> int:
+        filed = await self.mcp.call("submit_issue", REPORT)
+        return int(filed["structuredContent"]["issue"]["id"])
 
     async def tasks(self) -> tuple[int, int]:
         return await self.task("Twin"), await self.task("Twin")
@@ -139,12 +153,22 @@ async def _writes(t: Twins, tool: str) -> tuple[Any, Any]:
             )
         return await t.both("start_task", {"id": a}, "POST", f"tasks/{b}/start")
     if tool in ("subscribe", "unsubscribe"):
-        spec = {"url": "https://hooks.example.com/weft", "eventTypes": ["task.created"]}
+        # Twin URLs (a retried subscribe of one URL and filter is refused as a conflict); their
+        # digits compare equal.
+        one, two = (
+            {"url": f"https://hooks.example.com/{tool}/{n}", "eventTypes": ["task.created"]} for n in (1, 2)
+        )
         if tool == "subscribe":
-            return await t.both("subscribe", spec, "POST", "subscriptions", spec)
-        a = (await t.mcp.call("subscribe", spec))["structuredContent"]["subscription"]["id"]
-        b = (await t.mcp.call("subscribe", spec))["structuredContent"]["subscription"]["id"]
+            return await t.both("subscribe", one, "POST", "subscriptions", two)
+        a = (await t.mcp.call("subscribe", one))["structuredContent"]["subscription"]["id"]
+        b = (await t.mcp.call("subscribe", two))["structuredContent"]["subscription"]["id"]
         return await t.both("unsubscribe", {"id": a}, "DELETE", f"subscriptions/{b}")
+    if tool in ("submit_issue", "add_issue_message"):
+        if tool == "submit_issue":
+            return await t.both("submit_issue", REPORT, "POST", "issues", REPORT)
+        a, b = await t.issue(), await t.issue()
+        detail = {"body": "Also on 1.4.3.", "reporter_app_version": "1.4.3"}
+        return await t.both("add_issue_message", {"id": a, **detail}, "POST", f"issues/{b}/messages", detail)
     one, two = await t.started()
     path = {
         "report_progress": "heartbeat",
@@ -178,11 +202,14 @@ async def _reads(t: Twins, tool: str) -> tuple[Any, Any]:
         "search": ({"query": "Read"}, "GET", "tasks/search", {"query": "Read"}),
         "list_subscriptions": ({}, "GET", "subscriptions", None),
     }
+    if tool == "get_issue_status":
+        issue_id = await t.issue()
+        calls[tool] = ({"id": issue_id}, "GET", f"issues/{issue_id}", None)
     args, method, path, body = calls[tool]
     return await t.both(tool, args, method, path, body)
 
 
-READS = {"get_my_work", "get_board_state", "get_task", "search", "list_subscriptions"}
+READS = {"get_my_work", "get_board_state", "get_task", "search", "list_subscriptions", "get_issue_status"}
 WRITES = {
     "create_task",
     "update_task",
@@ -193,6 +220,8 @@ WRITES = {
     "release_task",
     "subscribe",
     "unsubscribe",
+    "submit_issue",
+    "add_issue_message",
 }
 
 

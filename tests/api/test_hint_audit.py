@@ -28,7 +28,7 @@ HINT_MAKERS = {"next_", "fix", "wait", "Call", "fallback_read"}
 def _hinted_tools() -> set[str]:
     """Every tool name a production module passes to a hint maker (next_, fix, wait, Call)."""
     found: set[str] = set()
-    for package in ("accounts", "boards", "hooks", "weft", "api"):
+    for package in ("accounts", "boards", "hooks", "issues", "weft", "api"):
         for path in (ROOT / package).rglob("*.py"):
             if "migrations" in path.parts:
                 continue
@@ -121,6 +121,10 @@ def test_every_endpoint_keeps_the_hint_contract(api, alice, carol, ws_b, public_
     sub = ok("subscribe", "POST", "subscriptions", spec).body["subscription"]
     ok("list_subscriptions", "GET", "subscriptions")
     ok("unsubscribe", "DELETE", f"subscriptions/{sub['id']}")
+    report = {"title": "The board is slow", "body": "get_board_state takes 4 s.", "kind": "performance"}
+    issue = ok("submit_issue", "POST", "issues", {**report, "reporter_app_version": "1.4.2"}).body["issue"]
+    ok("get_issue_status", "GET", f"issues/{issue['id']}")
+    ok("add_issue_message", "POST", f"issues/{issue['id']}/messages", {"body": "Also on 1.4.3."})
 
     bad = {"leaseToken": "not-the-token"}
     refused("get_my_work", "GET", "work", caller=suspended)
@@ -151,6 +155,9 @@ def test_every_endpoint_keeps_the_hint_contract(api, alice, carol, ws_b, public_
     )
     refused("list_subscriptions", "GET", "subscriptions", caller=suspended)
     refused("unsubscribe", "DELETE", f"subscriptions/{MISSING}")
+    refused("submit_issue", "POST", "issues", report)  # no build named: the Fix names one
+    refused("get_issue_status", "GET", f"issues/{MISSING}")
+    refused("add_issue_message", "POST", f"issues/{MISSING}/messages", {"body": "More detail."})
     refused("get_my_work", "GET", "work", caller=Api(api.client, "expired-or-never-issued"))
 
     unaudited = {name for name in _operation_names() if AUDITED.get(name) != {"success", "error"}}

@@ -19,6 +19,7 @@ MISSING = {
     "task": "987654321",
     "board": "987654321",
     "sub": "987654321",
+    "issue": "987654321",
     "run": "00000000-0000-4000-8000-000000000000",
 }
 
@@ -34,6 +35,8 @@ CASES: list[tuple[str, str, dict[str, Any] | None]] = [
     ("POST", "runs/{run}/complete", {"leaseToken": "{lease}", "outcome": "Taken over."}),
     ("POST", "runs/{run}/release", {"leaseToken": "{lease}", "reason": "Taken over."}),
     ("DELETE", "subscriptions/{sub}", {}),
+    ("GET", "issues/{issue}", None),
+    ("POST", "issues/{issue}/messages", {"body": "Whose is this?", "reporter_app_version": "1.4.2"}),
     ("POST", "tasks", {"title": "Into another board", "boardId": "{board}"}),
     ("GET", "tasks", {"boardId": "{board}"}),
 ]
@@ -56,6 +59,7 @@ def test_the_cases_cover_every_route_that_names_an_object():
             "/"
             + p.replace("{task}", "{id}")
             .replace("{sub}", "{id}")
+            .replace("{issue}", "{id}")
             .replace("{board}", "{boardId}")
             .replace("{run}", "{runId}"),
         )
@@ -71,12 +75,15 @@ def theirs(api_b, public_dns) -> dict[str, str]:
     claim = api_b.post(f"tasks/{task['id']}/start").body
     other = api_b.post("tasks", {"title": "Carol's other"}).body["task"]
     sub = api_b.post("subscriptions", {"url": "https://hooks.example.com/c", "eventTypes": ["task.created"]})
+    report = {"title": "Carol's report", "body": "Slow.", "kind": "bug", "reporter_app_version": "1.4.2"}
+    issue = api_b.post("issues", report).body["issue"]
     return {
         "task": str(other["id"]),
         "board": str(task["boardId"]),
         "run": claim["runId"],
         "lease": claim["leaseToken"],
         "sub": str(sub.body["subscription"]["id"]),
+        "issue": str(issue["id"]),
     }
 
 
