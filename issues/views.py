@@ -42,7 +42,7 @@ def _user(request: HttpRequest) -> User:
 
 
 def _form_errors(form: forms.Form) -> str:
-    return " ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
+    return " ".join(f"{name}: {' '.join(str(e) for e in errors)}" for name, errors in form.errors.items())
 
 
 def _to_issue(seat: Seat, issue: Issue) -> HttpResponseRedirect:

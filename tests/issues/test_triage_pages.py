@@ -146,6 +146,7 @@ def test_make_a_task_links_it_and_its_accept_resolves_the_issue(signed_in, agent
     assert response.status_code == 302
     link = IssueLink.objects.get(issue=issue, target_type="task")
     task = link.task
+    assert task is not None
     assert (task.board_id, task.title, task.review_required) == (board.pk, issue.title, True)
     assert Issue.objects.get(pk=issue.pk).status == IssueStatus.IN_PROGRESS
     assert Event.objects.filter(type="issue.updated", payload__taskId=task.pk).count() == 1
@@ -163,6 +164,7 @@ def test_a_rework_does_not_resolve_the_issue(signed_in, agent, alice, ws_a):
     issue = submit(agent).issue
     signed_in.post(_url("task", issue), {"board": board_default(workspace=ws_a).pk})
     task = IssueLink.objects.get(issue=issue).task
+    assert task is not None
     done = complete(task_claim(task_id=task.pk, connection=agent))
     inbox_decide(item=done.inbox_item, user=alice, decision="rework", note="again")
     relay()
