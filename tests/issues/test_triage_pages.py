@@ -223,3 +223,38 @@ def test_every_page_sends_the_csp_and_every_form_needs_csrf(alice, agent):
         assert response.content.count(b"csrfmiddlewaretoken") >= 1, url
     assert client.post(_url("reply", issue), {"body": "no token"}).status_code == 403
     assert not issue.messages.exists()
+
+
+def _made_task(client: Client, issue: Issue, ws) -> Task:
+    client.post(_url("task", issue), {"board": board_default(workspace=ws).pk})
+    task = IssueLink.objects.get(issue=issue, target_type="task").task
+    assert task is not None
+    return task
+
+
+def test_a_workspace_that_takes_no_personal_data_resolves_without_quoting_the_outcome(
+    signed_in, agent, alice, ws_a
+):
+    issue = submit(agent).issue
+    task = _made_task(signed_in, issue, ws_a)
+    IntakeSettings.objects.create(workspace=ws_a, redaction_mode="reject")
+    _accept(task, agent, alice, "Mailed eve@example.com the fix.")
+    relay()
+    issue.refresh_from_db()
+    assert (issue.status, issue.resolution) == ("resolved", f"Task #{task.pk} was accepted.")
+
+
+def test_a_failing_resolution_never_holds_the_relay(signed_in, agent, alice, ws_a, monkeypatch):
+    from issues.services import tasks
+
+    issue = submit(agent).issue
+    task = _made_task(signed_in, issue, ws_a)
+
+    def broken(**kwargs: Any) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(tasks, "issues_resolve_for_accept", broken)
+    _accept(task, agent, alice, "done")
+    relay()
+    assert not Event.objects.filter(position__isnull=True).exists()
+    assert Issue.objects.get(pk=issue.pk).status == IssueStatus.IN_PROGRESS
