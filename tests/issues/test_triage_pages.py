@@ -258,3 +258,12 @@ def test_a_failing_resolution_never_holds_the_relay(signed_in, agent, alice, ws_
     relay()
     assert not Event.objects.filter(position__isnull=True).exists()
     assert Issue.objects.get(pk=issue.pk).status == IssueStatus.IN_PROGRESS
+
+
+def test_the_dashboard_links_the_triage_for_owners_and_admins_only(client, alice, bob, ws_a):
+    triage = _url("list", slug=ws_a.slug).encode()
+    dashboard = reverse("workspace_dashboard", kwargs={"slug": ws_a.slug})
+    client.force_login(alice)
+    assert triage in client.get(dashboard).content
+    client.force_login(bob)
+    assert triage not in client.get(dashboard).content
