@@ -267,3 +267,14 @@ def test_the_dashboard_links_the_triage_for_owners_and_admins_only(client, alice
     assert triage in client.get(dashboard).content
     client.force_login(bob)
     assert triage not in client.get(dashboard).content
+
+
+def test_the_issue_page_warns_when_no_build_is_named(signed_in, agent):
+    from issues.services import issue_message_add
+
+    named = submit(agent).issue
+    unnamed = submit(agent, reporter_app_version=None, reporter_git_sha="unknown").issue
+    issue_message_add(connection=agent, issue_id=named.pk, body="Still slow")
+    assert b"The report names no build" in signed_in.get(_url("issue", unnamed)).content
+    page = signed_in.get(_url("issue", named)).content
+    assert b"The report names no build" not in page and b"This message names no build." in page
