@@ -178,5 +178,7 @@ CASES: dict[str, Kwargs | Case] = {
 }
 
 from tests.hooks.ownership_cases import CASES as HOOK_CASES  # noqa: E402  (it registers its extras here)
+from tests.issues.ownership_cases import CASES as ISSUE_CASES  # noqa: E402
 
 CASES.update(HOOK_CASES)
+CASES.update(ISSUE_CASES)

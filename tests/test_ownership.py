@@ -178,6 +178,12 @@ def test_it_walks_every_url_with_an_object_id():
         "boards:task_restore",
         "boards:inbox_decide",
         "boards:question_answer",
+        "issues:issue",
+        "issues:reply",
+        "issues:status",
+        "issues:duplicate",
+        "issues:upstream",
+        "issues:task",
     } <= set(_object_id_routes())
 
 
@@ -208,3 +214,35 @@ def test_it_answers_a_foreign_id_in_carols_own_workspace_like_a_missing_one(
             assert got.status_code == 404, f"{method} {foreign_url} as carol"
     assert Event.objects.filter(workspace=objects.ws).count() == events
     assert _workspace_rows(objects.ws) == before, f"carol changed workspace A through {foreign_url}"
+
+
+# URLs whose form names a second object by id: (URL name, form field, workspace A's object, other fields).
+FORM_IDS = [
+    ("issues:task", "board", "board", {"title": "Taken over"}),
+    ("issues:duplicate", "of", "issue", {}),
+    ("issues:close", "issue", "issue", {}),
+]
+
+
+@pytest.mark.parametrize(("name", "field", "target", "data"), FORM_IDS)
+def test_it_answers_a_foreign_id_in_a_form_like_a_missing_one(
+    name: str, field: str, target: str, data: dict[str, Any], objects: Objects, carol, ws_b, client: Client
+):
+    from accounts.models import AgentConnection
+    from tests.issues.helpers import submit
+
+    own = submit(AgentConnection.objects.create(workspace=ws_b, user=carol, name="Carol's agent")).issue
+    kwargs: dict[str, Any] = {"slug": ws_b.slug}
+    if name != "issues:close":
+        kwargs["issue_id"] = own.pk
+    url = reverse(name, kwargs=kwargs)
+    foreign = getattr(objects, target).pk
+    client.force_login(carol)
+    before = _workspace_rows(objects.ws)
+    own_before = _workspace_rows(ws_b)
+    events = Event.objects.count()
+    missing = client.post(url, {**data, field: MISSING_ID})
+    got = client.post(url, {**data, field: foreign})
+    assert (got.status_code, got.content) == (missing.status_code, missing.content) and got.status_code == 404
+    assert Event.objects.count() == events
+    assert _workspace_rows(objects.ws) == before and _workspace_rows(ws_b) == own_before

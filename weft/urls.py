@@ -12,4 +12,5 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("w/<slug:slug>/", include("boards.urls")),
     path("w/<slug:slug>/webhooks/", include("hooks.urls")),
+    path("w/<slug:slug>/issues/", include("issues.urls")),
 ]
