@@ -123,10 +123,11 @@ PROVENANCE = {"reporter_git_sha": "reporter_git_sha", "reporter_app_version": "r
 
 
 def _submit_issue(c: AgentConnection, a: dict[str, Any]) -> Any:
-    fields = ("title", "body", "kind", *PROVENANCE, "entity_ids_to_link", "workspace")
-    return issue_services.issue_submit(
-        connection=c, call=issue_services.Submission(**{k: a.get(k) for k in fields})
+    optional = (*PROVENANCE, "entity_ids_to_link", "workspace")
+    call = issue_services.Submission(
+        title=a["title"], body=a["body"], kind=a["kind"], **{k: a.get(k) for k in optional}
     )
+    return issue_services.issue_submit(connection=c, call=call)
 
 
 RUNNERS: dict[str, Runner] = {

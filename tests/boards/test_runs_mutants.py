@@ -1662,3 +1662,14 @@ def test_get_my_work_lists_the_connections_unused_approvals_oldest_first(agent, 
     assert [a.pk for a in work.approvals] == [second.pk, first.pk]
     assert work.hint == next_("start_task", {"id": second.task_id})
     assert work_for_connection(connection=agent).approvals == []  # delivered once
+
+
+def test_a_sweep_batch_is_filled_with_live_runs_only(agent, make_task):
+    """Ended runs keep their last expiry; a batch that took them would never reach a live one."""
+    for n in range(3):
+        release(task_claim(task_id=make_task(f"Ended {n}").pk, connection=agent))
+    Run.objects.update(lease_expires_at=clock.db_now() - timedelta(hours=1))
+    live = task_claim(task_id=make_task("Live, expired").pk, connection=agent)
+    Run.objects.filter(pk=live.run.pk).update(lease_expires_at=clock.db_now() - timedelta(minutes=1))
+    assert lease_sweep(batch=2) == 1
+    assert Run.objects.get(pk=live.run.pk).state == "stale"
