@@ -30,7 +30,14 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / ".mutation"
 THRESHOLDS = Path(__file__).with_name("thresholds.toml")
 MUTMUT = Path(sys.executable).with_name("mutmut")
-COPIED = ("accounts", "boards", "hooks", "weft", "issues", "templates", "static", "tests", "manage.py")
+# Every package of the project (each app the settings install), and what Django and the tests read.
+COPIED = (
+    *sorted(p.name for p in ROOT.iterdir() if (p / "__init__.py").exists() and p.name != "tests"),
+    "templates",
+    "static",
+    "tests",
+    "manage.py",
+)
 
 # The board services' own tests on SQLite (the race tests skip themselves there).
 BOARD_SERVICE_TESTS = [
