@@ -234,15 +234,27 @@ def test_the_queries_do_not_grow_with_the_runs_and_items_listed(agent, tasks, pr
 # News from other apps -------------------------------------------------------------------------------
 
 
+class FakeSource:
+    """A news source that gives the items set here, and records for whom it was read."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self.asked: list[Any] = []
+
+    def __call__(self, connection: Any) -> list[Any]:
+        self.asked.append(connection)
+        return list(self.items)
+
+
 @pytest.fixture
-def news_source(monkeypatch):
-    """One registered source giving each connection the items set here (other sources removed)."""
+def news_source(monkeypatch) -> FakeSource:
+    """The one registered source (other sources removed)."""
     from boards import news
 
-    items: list[news.News] = []
+    source = FakeSource()
     monkeypatch.setattr(news, "_SOURCES", [])
-    news.register_news_source(lambda connection: list(items))
-    return items
+    news.register_news_source(source)
+    return source
 
 
 def _issue_news(issue_id: int) -> Any:
@@ -255,8 +267,9 @@ def _issue_news(issue_id: int) -> Any:
 
 
 def test_with_nothing_to_start_news_points_at_its_read_call(agent, news_source):
-    news_source.extend([_issue_news(7), _issue_news(9)])
+    news_source.items.extend([_issue_news(7), _issue_news(9)])
     work = work_for_connection(connection=agent)
+    assert news_source.asked == [agent]
     assert work.hint == next_("get_issue_status", {"id": 7})
     assert work.payload()["news"] == [
         {"kind": "issue", "id": 7, "summary": "issue 7 has an answer", "read": 'get_issue_status {"id": 7}'},
@@ -266,14 +279,14 @@ def test_with_nothing_to_start_news_points_at_its_read_call(agent, news_source):
 
 
 def test_a_task_to_start_comes_before_news(agent, tasks, news_source):
-    news_source.append(_issue_news(7))
+    news_source.items.append(_issue_news(7))
     best = tasks("Do this")
     assert work_for_connection(connection=agent).hint == next_("start_task", {"id": best.pk})
 
 
 def test_news_comes_before_waiting_on_people(agent, tasks, news_source):
     complete(start(agent, tasks("Waits", review_required=True)))
-    news_source.append(_issue_news(7))
+    news_source.items.append(_issue_news(7))
     assert work_for_connection(connection=agent).hint == next_("get_issue_status", {"id": 7})
 
 
@@ -282,5 +295,5 @@ def test_a_source_registered_twice_gives_its_news_once(agent, news_source):
 
     source = news._SOURCES[0]
     news.register_news_source(source)
-    news_source.append(_issue_news(7))
+    news_source.items.append(_issue_news(7))
     assert [item.id for item in work_for_connection(connection=agent).news] == [7]
