@@ -13,6 +13,9 @@ TABLE = [
     ("", "1.4.2-rc.1", "public_release"),
     ("", "2.0", "public_release"),
     ("", "claude-code/2.0.14", "public_release"),
+    ("", "Cursor/1.7.0", "public_release"),  # a client name may start with a capital
+    ("", "acme/agent/1.4.2", "public_release"),  # the version is after the last slash
+    ("", "./1.4.2", "unknown"),  # not name/version: judged whole
     ("1a2b3c4d", "1.4.2", "public_release"),
     ("", "1.4.3.dev4+g1a2b3c4", "local_commit"),
     ("", "1.4.2+g1a2b3c4", "local_commit"),
