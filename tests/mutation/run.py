@@ -88,7 +88,11 @@ MODULES: dict[str, list[str]] = {
     "issues/redact.py": ["tests/issues/test_redact.py"],
     "issues/redact_patterns.py": ["tests/issues/test_redact.py"],
     "issues/environment.py": ["tests/issues/test_environment.py"],
-    "issues/access.py": ["tests/issues/test_guest_tokens.py", "tests/issues/test_isolation.py"],
+    "issues/access.py": [
+        "tests/issues/test_access.py",
+        "tests/issues/test_guest_tokens.py",
+        "tests/issues/test_isolation.py",
+    ],
     "weft/mcp/verifier.py": [
         "tests/mcp/test_token_cache.py",
         "tests/mcp/test_auth.py",
