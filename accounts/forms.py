@@ -53,12 +53,6 @@ class TokenForm(forms.Form):
         initial="30",
     )
 
-    def clean_name(self) -> str:
-        name: str = self.cleaned_data["name"].strip()
-        if not name:
-            raise forms.ValidationError("Give the token a name.")
-        return name
-
     def expires_in_days(self) -> int | None:
         value = self.cleaned_data["expires_in"]
         return None if value == "never" else int(value)

@@ -68,7 +68,7 @@ def test_an_expired_token(alice, ws_a):
 
 
 def test_a_lost_seat(bob, ws_a):
-    created, api = _token(bob, ws_a)
+    _, api = _token(bob, ws_a)
     assert api.get("work").status == 200
     Seat.objects.filter(user=bob, workspace=ws_a).delete()
     _refused(api.get("work"))
