@@ -137,3 +137,16 @@ def test_it_resolves_only_the_exact_secret(alice, ws_a):
     assert pat_resolve(created.secret) is not None
     assert pat_resolve(created.secret[:-1] + ("0" if created.secret[-1] != "0" else "1")) is None
     assert pat_resolve(created.token.token_hash) is None
+
+
+def test_it_refuses_a_revoked_token_whose_connection_is_live(alice, ws_a):
+    """An operator revoking the token row alone (the admin) ends it too."""
+    created = pat_create(seat=_seat(alice, ws_a), name="CI", expires_in_days=None)
+    PersonalAccessToken.objects.update(revoked_at=created.token.created_at)
+    assert pat_resolve(created.secret) is None
+
+
+def test_it_refuses_a_token_whose_person_lost_the_seat(bob, ws_a):
+    created = pat_create(seat=_seat(bob, ws_a), name="CI", expires_in_days=None)
+    Seat.objects.filter(user=bob).delete()
+    assert pat_resolve(created.secret) is None
