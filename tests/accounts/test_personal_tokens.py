@@ -150,3 +150,12 @@ def test_it_refuses_a_token_whose_person_lost_the_seat(bob, ws_a):
     created = pat_create(seat=_seat(bob, ws_a), name="CI", expires_in_days=None)
     Seat.objects.filter(user=bob).delete()
     assert pat_resolve(created.secret) is None
+
+
+def test_the_admin_lists_tokens_without_their_hash(admin_client, alice, ws_a):
+    created = pat_create(seat=_seat(alice, ws_a), name="CI", expires_in_days=None)
+    listing = admin_client.get(reverse("admin:accounts_personalaccesstoken_changelist"))
+    change = admin_client.get(reverse("admin:accounts_personalaccesstoken_change", args=[created.token.pk]))
+    assert listing.status_code == change.status_code == 200
+    for page in (listing.content.decode(), change.content.decode()):
+        assert created.token.token_hash not in page and created.secret not in page
