@@ -100,7 +100,7 @@ def pat_rate_hit(*, token_id: int) -> None:
         return
     raise WeftError(
         "rate_limited",
-        f"this personal access token made {limit} calls in the last minute, its limit",
+        f"this personal access token reached its limit of {limit} calls a minute",
         details={
             "limit": limit,
             "window_seconds": int(RATE_WINDOW.total_seconds()),
