@@ -150,3 +150,19 @@ def test_last_used_is_written_at_most_once_a_minute(pat):
 def test_an_oauth_token_is_not_rate_limited(api, settings):
     settings.WEFT_PAT_RATE_PER_MINUTE = 1
     assert [api.get("work").status for _ in range(3)] == [200, 200, 200]
+
+
+def test_a_warm_token_costs_two_queries_more_than_an_oauth_token(pat, django_assert_num_queries):
+    """The token's SELECT (with its seat and connection) and the rate's UPDATE; last_used_at is not
+    written again within the minute."""
+    from django.db import connection
+
+    from tests.api.test_query_counts import OVERHEAD
+
+    _, api = pat
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        api.get("work")
+    queries = 2 + OVERHEAD + 1 + (connection.vendor == "postgresql")
+    with time_machine.travel(start + timedelta(seconds=5), tick=False), django_assert_num_queries(queries):
+        assert api.get("board").status == 200
