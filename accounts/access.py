@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AnonymousUser
 from django.http import Http404
 
-from accounts.models import AgentConnection, Invitation, Seat, User, Workspace
+from accounts.models import AgentConnection, Invitation, PersonalAccessToken, Seat, User, Workspace
 from weft.errors import WeftError, not_found
 from weft.hints import wait
 
@@ -84,6 +84,17 @@ def access_connection_for_user(user: User, connection_id: int) -> AgentConnectio
         raise NotFound(
             "connection", connection_id, message=f"connection {connection_id} is not one you signed in"
         )
+    return found
+
+
+def access_personal_token(seat: Seat, token_id: int) -> PersonalAccessToken:
+    """A token of the seat's workspace the seat may see: its own, or any for owners and admins."""
+    rows = PersonalAccessToken.objects.select_related("connection").filter(workspace_id=seat.workspace_id)
+    if not seat.can_manage:
+        rows = rows.filter(user_id=seat.user_id)
+    found = rows.filter(pk=token_id).first()
+    if found is None:
+        raise NotFound("token", token_id)
     return found
 
 

@@ -1,4 +1,5 @@
-"""The operators' admin: workspaces (seats, plan, usage, the kill switch), people, plans, invitations."""
+"""The operators' admin: workspaces (seats, plan, usage, the kill switch), people, plans, invitations,
+agent connections and personal access tokens (hashes never shown)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,16 @@ from django.forms import ModelForm
 from django.http import HttpRequest
 
 from accounts import services
-from accounts.models import AgentConnection, Invitation, Plan, Seat, Usage, User, Workspace
+from accounts.models import (
+    AgentConnection,
+    Invitation,
+    PersonalAccessToken,
+    Plan,
+    Seat,
+    Usage,
+    User,
+    Workspace,
+)
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -144,6 +154,21 @@ class AgentConnectionAdmin(admin.ModelAdmin):
     search_fields = ["name", "workspace__name", "workspace__slug", "user__email"]
     list_select_related = ["workspace", "user"]
     readonly_fields = ["workspace", "user", "application", "name", "created_at", "last_used_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(PersonalAccessToken)
+class PersonalAccessTokenAdmin(admin.ModelAdmin):
+    """Hashes only; setting revoked_at ends the token at its next call."""
+
+    list_display = ["name", "workspace", "user", "created_at", "expires_at", "last_used_at", "revoked_at"]
+    list_filter = [("revoked_at", admin.EmptyFieldListFilter), ("expires_at", admin.EmptyFieldListFilter)]
+    search_fields = ["name", "workspace__slug", "user__email"]
+    list_select_related = ["workspace", "user"]
+    exclude = ["token_hash"]
+    readonly_fields = ["connection", "workspace", "user", "name", "created_at", "expires_at", "last_used_at"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -19,7 +19,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application, RefreshToken
 
-from accounts.models import AgentConnection, Seat, User, Workspace
+from accounts.models import AgentConnection, PersonalAccessToken, Seat, User, Workspace
 from boards import clock
 from weft.events import emit
 
@@ -50,15 +50,20 @@ def connection_authorize(*, user: User, application: Application, workspace: Wor
                 keep.save(update_fields=["name"])
                 _emit(keep, "connection.updated", fields=["name"])
             return keep
-        created = AgentConnection.objects.create(
-            workspace=workspace,
-            user=user,
-            application=application,
-            name=(application.name or "MCP client")[:255],
-            created_at=now,
+        return connection_create(
+            user=user, workspace=workspace, name=application.name or "MCP client", application=application
         )
-        _emit(created, "connection.created", userId=user.pk, name=created.name)
-        return created
+
+
+def connection_create(
+    *, user: User, workspace: Workspace, name: str, application: Application | None = None
+) -> AgentConnection:
+    """A new live connection, in the caller's transaction (an OAuth client's, or a personal token's)."""
+    created = AgentConnection.objects.create(
+        workspace=workspace, user=user, application=application, name=name[:255], created_at=clock.db_now()
+    )
+    _emit(created, "connection.created", userId=user.pk, name=created.name)
+    return created
 
 
 def connection_revoke(*, connection: AgentConnection) -> None:
@@ -86,6 +91,8 @@ def _end(connection: AgentConnection, now: datetime, *, reason: str) -> None:
     connection.revoked_at = now
     connection.save(update_fields=["revoked_at"])
     _emit(connection, "connection.revoked", userId=connection.user_id, reason=reason)
+    # A personal token lives and ends with its connection, whichever page revoked it.
+    PersonalAccessToken.objects.filter(connection=connection, revoked_at=None).update(revoked_at=now)
     if connection.application_id is None:
         return
     pair = {"application_id": connection.application_id, "user_id": connection.user_id}

@@ -36,3 +36,23 @@ class InviteForm(forms.Form):
 
 class RoleForm(forms.Form):
     role = forms.ChoiceField(choices=Seat.ROLES)
+
+
+class TokenForm(forms.Form):
+    """A new personal access token: its name and how long it lives."""
+
+    name = forms.CharField(
+        max_length=100,
+        label="Token name",
+        help_text="What it is for, e.g. “CI on main” or “my laptop”.",
+        widget=forms.TextInput(attrs={"placeholder": "CI on main"}),
+    )
+    expires_in = forms.ChoiceField(
+        label="Expires",
+        choices=[("7", "in 7 days"), ("30", "in 30 days"), ("90", "in 90 days"), ("never", "never")],
+        initial="30",
+    )
+
+    def expires_in_days(self) -> int | None:
+        value = self.cleaned_data["expires_in"]
+        return None if value == "never" else int(value)

@@ -1,4 +1,5 @@
-"""People, tenants and what they pay for: User, Workspace, Seat, Plan, Usage, Invitation, AgentConnection."""
+"""People, tenants and what they pay for: User, Workspace, Seat, Plan, Usage, Invitation, AgentConnection,
+PersonalAccessToken."""
 
 from __future__ import annotations
 
@@ -245,6 +246,36 @@ class AgentConnection(models.Model):
     # (software_id / software_version); None until one of them said so.
     client_name = models.CharField(max_length=100, null=True, blank=True)
     client_version = models.CharField(max_length=100, null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["workspace", "user"])]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.user} in {self.workspace})"
+
+
+class PersonalAccessToken(models.Model):
+    """A person's token for the REST API and the CLI, acting through its own agent connection.
+
+    Only the SHA-256 of the secret is kept; the secret is shown once, when it is created. The
+    connection carries the workspace, the user and the revocation the gate checks.
+    """
+
+    PREFIX = "wpat_"
+
+    connection = models.OneToOneField(
+        AgentConnection, on_delete=models.CASCADE, related_name="personal_token"
+    )
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="personal_tokens")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="personal_tokens"
+    )
+    name = models.CharField(max_length=100)
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["workspace", "user"])]

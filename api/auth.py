@@ -1,10 +1,11 @@
-"""Who calls the REST API: the agents' OAuth bearer tokens, checked by the MCP server's verifier.
+"""Who calls the REST API: the agents' OAuth bearer tokens, and people's personal access tokens.
 
-The same tokens as /api/mcp and the event stream (the same audience, expiry and live-connection
-checks, the same verified-token cache). A caller is an `ApiCaller`: the connection the token
-belongs to and its workspace, which every lookup is scoped by. Another kind of credential (a
-person's access token, later) is another DRF authentication class in `AUTHENTICATION` that
-returns an `ApiCaller`; nothing else in the API reads the credential.
+OAuth tokens are the same as /api/mcp's and the event stream's, checked by the MCP server's
+verifier (the same audience, expiry and live-connection checks, the same verified-token cache).
+Personal access tokens (`wpat_…`, accounts/tokens.py) act through their own agent connection.
+A caller is an `ApiCaller`: the connection the token belongs to and its workspace, which every
+lookup is scoped by. Each kind of credential is a DRF authentication class in `AUTHENTICATION`
+that returns an `ApiCaller`; nothing else in the API reads the credential.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
+from accounts.models import PersonalAccessToken
+from accounts.tokens import pat_resolve
 from weft.mcp.verifier import verify_in_request
 
 REQUIRED_SCOPE = "mcp"
@@ -31,6 +34,8 @@ class ApiCaller:
 
     connection_id: int
     workspace_id: int
+    # The personal access token of the call, whose calls are rate limited; None for OAuth tokens.
+    token_id: int | None = None
 
     @property
     def credential(self) -> str:
@@ -55,17 +60,44 @@ def challenge(error: str | None) -> str:
     return ", ".join(parts)
 
 
+def bearer(request: Request) -> str | None:
+    """The bearer token of the request; None without an Authorization header."""
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    if not header:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise InvalidToken("the Authorization header is not a bearer token")
+    return token.strip()
+
+
+class PersonalTokenAuthentication(BaseAuthentication):
+    """`Authorization: Bearer wpat_…`: a person's access token; other bearer tokens pass on."""
+
+    def authenticate(self, request: Request) -> tuple[Any, ApiCaller] | None:
+        token = bearer(request)
+        if token is None or not token.startswith(PersonalAccessToken.PREFIX):
+            return None
+        found = pat_resolve(token)
+        if found is None:
+            raise InvalidToken("the personal access token is unknown, expired or revoked")
+        caller = ApiCaller(
+            connection_id=found.connection_id, workspace_id=found.workspace_id, token_id=found.pk
+        )
+        return None, caller
+
+    def authenticate_header(self, request: Request) -> str:
+        return challenge(None)
+
+
 class AgentTokenAuthentication(BaseAuthentication):
     """`Authorization: Bearer <OAuth access token>` of an agent connection."""
 
     def authenticate(self, request: Request) -> tuple[Any, ApiCaller] | None:
-        header = request.META.get("HTTP_AUTHORIZATION", "")
-        if not header:
+        token = bearer(request)
+        if token is None:
             return None
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise InvalidToken("the Authorization header is not a bearer token")
-        verified = verify_in_request(token.strip())
+        verified = verify_in_request(token)
         claims = verified.claims or {} if verified is not None else {}
         connection_id, workspace_id = claims.get("connection_id"), claims.get("workspace_id")
         if verified is None or not isinstance(connection_id, int) or not isinstance(workspace_id, int):
@@ -79,4 +111,4 @@ class AgentTokenAuthentication(BaseAuthentication):
 
 
 # The credential kinds the API accepts, tried in order.
-AUTHENTICATION: list[type[BaseAuthentication]] = [AgentTokenAuthentication]
+AUTHENTICATION: list[type[BaseAuthentication]] = [PersonalTokenAuthentication, AgentTokenAuthentication]

@@ -49,6 +49,8 @@ def _retry_after(error: WeftError) -> str | None:
         if resets.tzinfo is None:
             resets = resets.replace(tzinfo=timezone.get_current_timezone())
         return str(max(1, math.ceil((resets - timezone.now()).total_seconds())))
+    if error.code == "rate_limited":
+        return str(error.details["retry_after"])
     if error.code in {"unavailable", "conflict"}:
         return "5"
     return None

@@ -148,3 +148,15 @@ class BearerScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-c
             "scheme": "bearer",
             "description": "The agent's OAuth access token (the same as for /api/mcp).",
         }
+
+
+class PersonalTokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
+    target_class = "api.auth.PersonalTokenAuthentication"
+    name = "personalToken"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A person's access token (wpat_…), made on the workspace's Tokens page.",
+        }

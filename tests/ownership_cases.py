@@ -119,6 +119,13 @@ def _connection(o: Objects) -> object:
     return AgentConnection.objects.create(workspace=o.ws, user=o.alice, name="Ownership probe")
 
 
+@extra("token")
+def _token(o: Objects) -> object:
+    from accounts.tokens import pat_create
+
+    return pat_create(seat=o.alice_seat, name="Ownership probe", expires_in_days=None).token
+
+
 @extra("review_item")
 def _review_item(o: Objects) -> object:
     from tests.web.factories import make_review
@@ -153,6 +160,9 @@ CASES: dict[str, Kwargs | Case] = {
     "member_remove": _post(lambda o: {"slug": o.ws.slug, "seat_id": o.bob_seat.pk}),
     "invitation_revoke": _post(lambda o: {"slug": o.ws.slug, "invitation_id": o.invitation.pk}),
     "connection_revoke": _post(lambda o: {"connection_id": o.connection.pk}),
+    "workspace_tokens": _ws,
+    "token_create": _post(_ws, name="Taken over", expires_in="never"),
+    "token_revoke": _post(lambda o: {"slug": o.ws.slug, "token_id": o.token.pk}),
     # boards (web)
     "boards:board": _ws,
     "boards:trash": _ws,

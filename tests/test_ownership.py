@@ -171,6 +171,7 @@ def test_it_walks_every_url_with_an_object_id():
         "member_remove",
         "invitation_revoke",
         "connection_revoke",
+        "token_revoke",
         "boards:task",
         "boards:task_edit",
         "boards:task_move",

@@ -26,6 +26,7 @@ HTTP_STATUS: dict[str, int] = {
     "guest_token_expired": 401,
     "guest_token_invalid": 401,
     "intake_limit_reached": 429,
+    "rate_limited": 429,
     "pii_detected": 422,
     "unavailable": 503,
     "internal_error": 500,

@@ -341,6 +341,8 @@ OAUTH2_PROVIDER = {
 SILENCED_SYSTEM_CHECKS = ["oauth2_provider.E001"]
 # Open dynamic client registration, limited per client IP (count per hour).
 WEFT_DCR_RATE_PER_HOUR = env_int("WEFT_DCR_RATE_PER_HOUR", 30)
+# REST calls per minute a personal access token may make (each token counts on its own).
+WEFT_PAT_RATE_PER_MINUTE = env_int("WEFT_PAT_RATE_PER_MINUTE", 120)
 # Test-only: a fixed bearer token accepted by the MCP endpoint (the conformance suite
 # cannot sign in). Refused outside debug mode.
 WEFT_MCP_TEST_TOKEN = env_str("WEFT_MCP_TEST_TOKEN")

@@ -11,6 +11,7 @@ urlpatterns = [
     path("", include("accounts.agent_urls")),
     path("", include("accounts.urls")),
     path("w/<slug:slug>/", include("boards.urls")),
+    path("w/<slug:slug>/tokens/", include("accounts.token_urls")),
     path("w/<slug:slug>/webhooks/", include("hooks.urls")),
     path("w/<slug:slug>/issues/", include("issues.urls")),
 ]

@@ -70,7 +70,7 @@ def test_the_schema_is_openapi_3_1_with_every_operation(db):
     for name, op in operations.items():
         assert {"200", "201"} & set(op["responses"]), name
         assert {"401", "404", "422"} <= set(op["responses"]), name
-        assert op["security"] == [{"bearer": []}], name
+        assert op["security"] == [{"personalToken": []}, {"bearer": []}], name
     assert "requestBody" in operations["complete_task"]
 
 
