@@ -32,6 +32,7 @@ def task(ws_a, alice):
 
     return task_create(workspace=ws_a, title="Fix the login redirect", by_user=alice).task
 
+
 AGAIN = wait("the reporter shares a live guest token")
 
 
