@@ -12,7 +12,7 @@ import sys
 
 import httpx
 
-from cli import commands, config, login
+from cli import commands, login
 from cli import run as supervised
 from cli.client import USAGE, emit
 from cli.tools import COMMANDS, UsageError, tool_args

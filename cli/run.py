@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import os
 import signal
 import subprocess
@@ -48,13 +49,23 @@ class Supervised:
         self.stopped = threading.Event()
         self.lost: Answer | None = None
         self.signalled: int | None = None
+        self.child: subprocess.Popen[str] | None = None
         self.every = float(os.environ.get("WEFT_CLI_HEARTBEAT_SECONDS", "300"))
 
     def run(self) -> int:
-        self.child = subprocess.Popen(
-            self.parsed.command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
-        )
+        # The handlers are in place before the command starts, so no signal finds the CLI bare.
         previous = {sig: signal.signal(sig, self._forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+        self.child = subprocess.Popen(
+            self.parsed.command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+            # Its own process group, so a signal reaches the whole command (a shell and its children).
+            start_new_session=True,
+        )
+        if self.signalled is not None:
+            self._signal_child(self.signalled)
         beat = threading.Thread(target=self._heartbeats, daemon=True)
         beat.start()
         try:
@@ -68,7 +79,7 @@ class Supervised:
         return self._finish(code)
 
     def _stream(self) -> None:
-        assert self.child.stdout is not None
+        assert self.child is not None and self.child.stdout is not None
         for line in self.child.stdout:
             self.tail.append(line.rstrip("\n"))
             # The command's output goes to stderr under --json, so stdout stays one JSON payload.
@@ -76,7 +87,12 @@ class Supervised:
 
     def _forward(self, signum: int, frame: Any) -> None:
         self.signalled = signum
-        self.child.send_signal(signum)
+        self._signal_child(signum)
+
+    def _signal_child(self, signum: int) -> None:
+        if self.child is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.child.pid, signum)
 
     def _heartbeats(self) -> None:
         # Its own HTTP client: httpx clients are not shared across threads here.
@@ -86,7 +102,7 @@ class Supervised:
                 answer = beat.call("report_progress", {**self.lease, "note": self._note()})
                 if answer.code == "lease_lost":
                     self.lost = answer
-                    self.child.terminate()
+                    self._signal_child(signal.SIGTERM)
                     return
         finally:
             beat.close()
