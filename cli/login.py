@@ -1,15 +1,17 @@
 """`weft login` and `weft logout`: the token the CLI signs in with, kept in the config file.
 
-`--token TOKEN` saves an OAuth access token obtained elsewhere; without it, the OAuth 2.0 device
-authorization grant (RFC 8628, cli/device.py): the person approves the code in the browser.
+`--token TOKEN` saves an OAuth access token for Weft's API (the audience of /api/mcp). The OAuth
+2.0 device authorization grant (RFC 8628) is not served yet, so a token is required.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from cli import config
+from cli.client import USAGE
 
 
 def login(parsed: argparse.Namespace) -> int:
@@ -18,9 +20,11 @@ def login(parsed: argparse.Namespace) -> int:
         config.update(url=url, token=parsed.token, client_id=None, refresh_token=None, run=None)
         print(f"Signed in to {url} with the given token.\nNext: weft work")
         return 0
-    from cli.device import device_login
-
-    return device_login(url, workspace=parsed.workspace)
+    print(
+        "weft: give --token TOKEN (an OAuth access token for Weft); sign-in in the browser is not served yet",
+        file=sys.stderr,
+    )
+    return USAGE
 
 
 def logout(parsed: argparse.Namespace) -> int:
@@ -31,9 +35,8 @@ def logout(parsed: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: Any) -> None:
-    p = sub.add_parser("login", help="sign in: approve a code in the browser, or --token TOKEN")
+    p = sub.add_parser("login", help="sign in with --token TOKEN")
     p.add_argument("--token", help="an OAuth access token for Weft's API")
-    p.add_argument("--workspace", help="the workspace slug to bind the sign-in to")
     p.set_defaults(handler=login)
     p = sub.add_parser("logout", help="forget the saved token")
     p.set_defaults(handler=logout)

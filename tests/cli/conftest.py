@@ -83,7 +83,7 @@ class Cli:
         self.env.pop("DJANGO_SETTINGS_MODULE", None)
         self.home = home
 
-    def __call__(self, *args: str, timeout: float = 60, **env: str) -> Result:
+    def __call__(self, *args: str, timeout: float = 60, **env: Any) -> Result:
         done = subprocess.run(
             [str(WEFT), *args],
             capture_output=True,

@@ -14,7 +14,7 @@ from weft.hints import Call, Hint, next_, wait
 
 
 def test_it_has_a_command_for_every_tool_a_hint_can_name() -> None:
-    choices = set(parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    choices = set(parser()._subparsers._group_actions[0].choices or ())  # type: ignore[union-attr]
     for route in ROUTES:
         assert route.tool.replace("_", "-") in choices
         assert COMMANDS[route.tool.replace("_", "-")] == route.tool

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import signal
 import time
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,7 @@ from boards.services import task_create
 from tests.cli.conftest import LEASE_SECONDS, Cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
-BEAT = {"WEFT_CLI_HEARTBEAT_SECONDS": "1"}
+BEAT: dict[str, Any] = {"WEFT_CLI_HEARTBEAT_SECONDS": "1"}
 
 
 def test_it_keeps_the_lease_through_a_longer_command_and_completes(signed_in: Cli, ws_a: Workspace) -> None:
