@@ -113,6 +113,6 @@ def cli(weft_url: str, tmp_path: Path) -> Cli:
 @pytest.fixture
 def signed_in(cli: Cli, weft_url: str, alice: User, ws_a: Workspace) -> Cli:
     token, _ = agent_token(alice, ws_a, name="Weft CLI test", resource=[f"{weft_url}/api/mcp"])
-    result = cli("login", "--token", token)
+    result = cli("login", f"--token={token}")  # a token may begin with "-"
     assert result.code == 0, result
     return cli
