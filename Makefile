@@ -6,10 +6,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test test-sqlite test-postgres check lint typecheck structure audit-hints fuzz bench-mcp bench-redact mutate mutate-quick venv clean
 
-$(STAMP): requirements/base.txt requirements/dev.txt
+$(STAMP): requirements/base.txt requirements/dev.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || (command -v pyenv >/dev/null && $$(pyenv root)/versions/$$(cat .python-version)/bin/python -m venv $(VENV))
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements/dev.txt
+	# The project itself, editable, for the `weft` console script (.venv/bin/weft; docs/cli.md).
+	$(PY) -m pip install -q --no-deps -e .
 	@touch $(STAMP)
 
 venv: $(STAMP)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import parse_qsl, quote, unquote, urlencode
 
 from weft.hints import Call, Hint
 
@@ -125,3 +125,30 @@ def hint_json(hint: Hint) -> dict[str, Any]:
     """`_next_action` (and `_or_action`) of a REST response."""
     lines = hint_lines(hint)
     return {"_next_action": lines[0], **({"_or_action": lines[1]} if len(lines) > 1 else {})}
+
+
+_REST_LINE = re.compile(
+    r"^(?P<method>GET|POST|PATCH|DELETE) (?P<path>/[^\s?]*)(?:\?(?P<query>\S*))?(?: (?P<body>\{.*\}))?$"
+)
+
+
+def _matches(route: Route, path: str) -> dict[str, str] | None:
+    base = "" if route.external else PREFIX
+    found = re.fullmatch(base + _PARAM.sub(lambda m: f"(?P<{m.group(1)}>[^/]+)", route.template), path)
+    return {k: unquote(v) for k, v in found.groupdict().items()} if found else None
+
+
+def call_of(text: str) -> Call | None:
+    """The tool call a rendered REST call names (the inverse of `as_rest`); None for other text."""
+    line = _REST_LINE.match(text)
+    if line is None:
+        return None
+    method = line["method"]
+    given: dict[str, Any] = dict(parse_qsl(line["query"] or "")) if method == "GET" else {}
+    if method != "GET":
+        given = json.loads(line["body"] or "{}")
+    for route in ROUTES:
+        path_args = _matches(route, line["path"]) if route.method == method else None
+        if path_args is not None:
+            return Call(route.tool, {**given, **path_args})
+    return None

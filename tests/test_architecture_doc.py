@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "architecture.md"
-PACKAGES = ("accounts", "api", "boards", "hooks", "issues", "weft", "tools")
+PACKAGES = ("accounts", "api", "boards", "cli", "hooks", "issues", "weft", "tools")
 
 
 def _section(title: str) -> str:

@@ -28,8 +28,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-PACKAGES = ("accounts", "api", "boards", "hooks", "issues", "weft")
-COPY_PACKAGES = ("accounts", "api", "boards", "hooks", "weft")
+PACKAGES = ("accounts", "api", "boards", "cli", "hooks", "issues", "weft")
+COPY_PACKAGES = ("accounts", "api", "boards", "cli", "hooks", "weft")
 SURFACES = ("views.py", "mcp_tools.py", "consumers.py", "context_processors.py")
 MAX_MODULE_LINES = 450
 MAX_FUNCTION_LINES = 50
