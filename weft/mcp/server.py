@@ -182,20 +182,43 @@ def untitled(schema: Any) -> Any:
     return out
 
 
+# What a nullable scalar's non-null branch may hold to be written as `"type": [kind, "null"]`: no
+# enum or const, which would have to learn null too.
+_NULLABLE_KEYS = frozenset(
+    {"type", "maxLength", "minLength", "maximum", "minimum", "format", "items", "maxItems", "minItems"}
+)
+
+
+def compact(schema: Any) -> Any:
+    """The same schema in fewer characters: `anyOf [X, null]` as X with `"type": [kind, "null"]`,
+    and no `"default": null` (an optional property's absence from `required` already says it)."""
+    if isinstance(schema, list):
+        return [compact(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: compact(value) for key, value in schema.items() if not (key == "default" and value is None)}
+    options = out.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+        other = options[1] if options[0] == {"type": "null"} else options[0]
+        if isinstance(other, dict) and isinstance(other.get("type"), str) and set(other) <= _NULLABLE_KEYS:
+            del out["anyOf"]
+            out = {**other, **out, "type": [other["type"], "null"]}
+    return out
+
+
 class WeftMCPServer(MCPServer):
     """MCPServer whose argument errors, unknown tools and crashes keep the hint contract."""
 
     async def list_tools(self) -> list[Any]:
-        """tools/list with untitled schemas, and output schemas without the docstring every tool
-        repeats: the list stays small in an agent's context (tests/issues/test_tool_list_size.py)."""
+        """tools/list with untitled, compact schemas, and output schemas without the docstring every
+        tool repeats: the list stays small in an agent's context (tests/issues/test_tool_list_size.py)."""
         listed = []
         for tool in await super().list_tools():
-            output = untitled(tool.output_schema)
+            output = compact(untitled(tool.output_schema))
             if isinstance(output, dict):
                 output.pop("description", None)
-            listed.append(
-                tool.model_copy(update={"input_schema": untitled(tool.input_schema), "output_schema": output})
-            )
+            inputs = compact(untitled(tool.input_schema))
+            listed.append(tool.model_copy(update={"input_schema": inputs, "output_schema": output}))
         return listed
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
