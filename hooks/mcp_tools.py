@@ -21,9 +21,7 @@ if TYPE_CHECKING:
 
 
 class SubscribeOutput(HintedOutput):
-    secret: str | None = Field(
-        default=None, description="The signing secret (whsec_…), shown only here."
-    )
+    secret: str | None = Field(default=None, description="The signing secret (whsec_…), shown only here.")
 
 
 async def subscribe(
@@ -44,9 +42,7 @@ async def subscribe(
     ] = None,
     entityType: Annotated[
         str | None,
-        Field(
-            max_length=rules.ENTITY_TYPE, description="Only this entity type, e.g. task."
-        ),
+        Field(max_length=rules.ENTITY_TYPE, description="Only this entity type, e.g. task."),
     ] = None,
     entityId: Annotated[
         str | None,

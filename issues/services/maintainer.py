@@ -61,10 +61,10 @@ def issue_triage(*, connection: AgentConnection, issue_id: Any, call: Triage) ->
     _missing_argument(found.pk, call)
     user, body = connection.user, call.body or ""
     with transaction.atomic():
-        if call.action in ("reply", "ask"):
-            write = issue_reply if call.action == "reply" else issue_ask_for_detail
-            done = write(issue=found, user=user, body=body)
-            return IssueTriaged(issue=done if call.action == "ask" else done.issue, action=call.action)
+        if call.action == "reply":
+            return IssueTriaged(issue=issue_reply(issue=found, user=user, body=body).issue, action="reply")
+        if call.action == "ask":
+            return IssueTriaged(issue=issue_ask_for_detail(issue=found, user=user, body=body), action="ask")
         if call.action == "resolve":
             return IssueTriaged(issue=issue_resolve(issue=found, resolution=body), action=call.action)
         if call.action == "duplicate":
