@@ -14,11 +14,13 @@ from typing import Any
 from django.db import transaction
 
 from accounts.models import AgentConnection
+from boards import limits as board_limits
 from boards.access import access_board
 from boards.services import board_default
 from issues.access import access_issue, access_issue_for_maintainer
 from issues.models import IssueStatus
 from issues.results import IssueTriaged
+from issues.services.common import checked_text
 from issues.services.tasks import issue_ask_for_detail, issue_task_make
 from issues.services.triage import issue_mark_duplicate, issue_reply, issue_resolve, issue_set_status
 from weft.errors import invalid_argument
@@ -80,11 +82,13 @@ def issue_triage(*, connection: AgentConnection, issue_id: Any, call: Triage) ->
 
 def _task(connection: AgentConnection, issue: Any, call: Triage) -> IssueTriaged:
     workspace = connection.workspace
+    # The task's title: refused past the board's limit, never cut (issue_task_make cuts the web's).
+    title = checked_text("body", call.body, board_limits.TITLE, required=False)
     board = access_board(workspace, call.board_id) if call.board_id is not None else None
     made = issue_task_make(
         issue=issue,
         board=board or board_default(workspace=workspace),
         user=connection.user,
-        title=call.body or "",
+        title=title,
     )
     return IssueTriaged(issue=made.issue, action=call.action, task_id=made.task.pk)

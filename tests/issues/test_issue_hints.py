@@ -82,7 +82,7 @@ async def audit_triage(mcp: MCP, suspended: MCP) -> None:
     await audit(mcp, "list_issues", await call("list_issues", {}), error=False)
     await audit(mcp, "list_issues", await call("list_issues", {"status": "closed", "limit": 1}), error=False)
     # Refusals: a missing issue, a missing argument of each kind, a missing original, a task on a
-    # closed issue, a missing board, a bad limit, a suspended workspace.
+    # closed issue, a missing board, a task title past its limit, a bad limit, a suspended workspace.
     issue_id = await _filed(mcp)
     for args in (
         {"id": MISSING, "action": "close"},
@@ -92,6 +92,7 @@ async def audit_triage(mcp: MCP, suspended: MCP) -> None:
         {"id": issue_id, "action": "duplicate", "duplicateOf": MISSING},
         {"id": issue_id, "action": "make_task", "boardId": MISSING},
         {"id": copy, "action": "make_task"},
+        {"id": issue_id, "action": "make_task", "body": "a" * 201},
     ):
         await audit(mcp, "triage_issue", await call("triage_issue", args), error=True)
     await audit(mcp, "list_issues", await call("list_issues", {"limit": 0}), error=True)

@@ -160,3 +160,16 @@ def test_the_reporters_side_cannot_triage_an_issue_it_filed_elsewhere(carol, ws_
     )
     filed.refresh_from_db()
     assert filed.status == IssueStatus.OPEN
+
+
+def test_a_task_title_past_the_boards_limit_is_refused_not_cut(maintainer, issue):
+    from boards import limits as board_limits
+
+    at_edge, past = "a" * board_limits.TITLE, "a" * (board_limits.TITLE + 1)
+    refused_call, made = mcp_calls(
+        maintainer,
+        ("triage_issue", {"id": issue.pk, "action": "make_task", "body": past}),
+        ("triage_issue", {"id": issue.pk, "action": "make_task", "body": at_edge}),
+    )
+    assert refused(refused_call, "invalid_argument")["error"]["details"]["limit"] == board_limits.TITLE
+    assert Task.objects.get(pk=ok(made)["taskId"]).title == at_edge
