@@ -8,6 +8,7 @@ too, so that audit reaches every tool of tools/list.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -84,7 +85,7 @@ async def audit_triage(mcp: MCP, suspended: MCP) -> None:
     # Refusals: a missing issue, a missing argument of each kind, a missing original, a task on a
     # closed issue, a missing board, a task title past its limit, a bad limit, a suspended workspace.
     issue_id = await _filed(mcp)
-    for args in (
+    refusals: list[dict[str, Any]] = [
         {"id": MISSING, "action": "close"},
         {"id": issue_id, "action": "reply"},
         {"id": issue_id, "action": "duplicate"},
@@ -93,7 +94,8 @@ async def audit_triage(mcp: MCP, suspended: MCP) -> None:
         {"id": issue_id, "action": "make_task", "boardId": MISSING},
         {"id": copy, "action": "make_task"},
         {"id": issue_id, "action": "make_task", "body": "a" * 201},
-    ):
+    ]
+    for args in refusals:
         await audit(mcp, "triage_issue", await call("triage_issue", args), error=True)
     await audit(mcp, "list_issues", await call("list_issues", {"limit": 0}), error=True)
     refused = await suspended.call("triage_issue", {"id": issue_id, "action": "close"})
