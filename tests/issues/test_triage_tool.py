@@ -173,3 +173,18 @@ def test_a_task_title_past_the_boards_limit_is_refused_not_cut(maintainer, issue
     )
     assert refused(refused_call, "invalid_argument")["error"]["details"]["limit"] == board_limits.TITLE
     assert Task.objects.get(pk=ok(made)["taskId"]).title == at_edge
+
+
+def test_the_lists_next_step_is_the_newest_issue_still_open_or_done(maintainer, agent):
+    open_one, closed = submit(agent).issue, submit(agent).issue
+    first, listed, _, only_closed = mcp_calls(
+        maintainer,
+        ("triage_issue", {"id": closed.pk, "action": "close"}),
+        ("list_issues", {}),
+        ("triage_issue", {"id": open_one.pk, "action": "resolve", "body": "Fixed."}),
+        ("list_issues", {}),
+    )
+    assert [i["id"] for i in ok(listed)["issues"]] == [closed.pk, open_one.pk]
+    assert ok(listed)["_next_action"] == f'Next: get_issue_status {{"id": {open_one.pk}}}'
+    assert ok(only_closed)["_next_action"] == "Done."
+    ok(first)
