@@ -24,7 +24,9 @@ from boards.access import access_board, access_task
 from hooks import selectors as hook_selectors
 from hooks import services as hook_services
 from hooks.access import access_subscription
+from issues import selectors_triage as issue_selectors
 from issues import services as issue_services
+from issues.services.maintainer import Triage, issue_triage
 
 Runner = Callable[[AgentConnection, dict[str, Any]], Any]
 BoardId = Annotated[
@@ -130,6 +132,12 @@ def _submit_issue(c: AgentConnection, a: dict[str, Any]) -> Any:
     return issue_services.issue_submit(connection=c, call=call)
 
 
+def _triage_issue(c: AgentConnection, a: dict[str, Any]) -> Any:
+    names = {"body": "body", "duplicateOf": "duplicate_of", "boardId": "board_id", "status": "status"}
+    call = Triage(action=a["action"], **_given(a, names))
+    return issue_triage(connection=c, issue_id=a["id"], call=call)
+
+
 RUNNERS: dict[str, Runner] = {
     "get_my_work": lambda c, a: services.work_for_connection(connection=c),
     "list_boards": lambda c, a: listing.boards_list(workspace=c.workspace),
@@ -166,6 +174,10 @@ RUNNERS: dict[str, Runner] = {
     "add_issue_message": lambda c, a: issue_services.issue_message_add(
         connection=c, issue_id=a["id"], body=a["body"], **_given(a, PROVENANCE)
     ),
+    "list_issues": lambda c, a: issue_selectors.issues_for_agent(
+        connection=c, status=a.get("status") or "", kind=a.get("kind") or "", limit=a["limit"]
+    ),
+    "triage_issue": _triage_issue,
 }
 
 

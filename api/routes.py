@@ -91,6 +91,8 @@ ROUTES: tuple[Route, ...] = (
     Route("submit_issue", "POST", "/issues"),
     Route("get_issue_status", "GET", "/issues/{id}"),
     Route("add_issue_message", "POST", "/issues/{id}/messages"),
+    Route("list_issues", "GET", "/issues"),
+    Route("triage_issue", "POST", "/issues/{id}/triage"),
     Route("discover_sign_in", "GET", "/.well-known/oauth-protected-resource/api/mcp", external=True),
 )
 

@@ -21,9 +21,7 @@ if TYPE_CHECKING:
 
 
 class SubscribeOutput(HintedOutput):
-    secret: str | None = Field(
-        default=None, description="The signing secret (whsec_…); shown only in this answer, never again."
-    )
+    secret: str | None = Field(default=None, description="The signing secret (whsec_…), shown only here.")
 
 
 async def subscribe(
@@ -32,33 +30,31 @@ async def subscribe(
         Field(
             min_length=1,
             max_length=rules.URL,
-            description="The https URL that receives the events (POST, Standard Webhooks signed).",
+            description="The https URL that receives the events.",
         ),
     ],
     eventTypes: Annotated[
         list[Annotated[str, Field(min_length=1, max_length=rules.EVENT_TYPE)]] | None,
         Field(
             max_length=rules.EVENT_TYPES,
-            description="Event types to receive, such as task.created or run.completed.",
+            description="Event types, such as task.created.",
         ),
     ] = None,
     entityType: Annotated[
         str | None,
-        Field(
-            max_length=rules.ENTITY_TYPE, description="Receive only events of this entity type, e.g. task."
-        ),
+        Field(max_length=rules.ENTITY_TYPE, description="Only this entity type, e.g. task."),
     ] = None,
     entityId: Annotated[
         str | None,
         Field(
             max_length=rules.ENTITY_ID,
-            description="Receive only events of this one entity (give entityType too), e.g. a task's id.",
+            description="Only this entity's id (with entityType).",
         ),
     ] = None,
 ) -> Annotated[CallToolResult, SubscribeOutput]:
-    """Send this workspace's events to a URL as signed webhooks. A filter is required: eventTypes,
-    entityType, or one entity (entityType and entityId); all given parts must match. Owners' and
-    admins' agents only; at most 50 per workspace. The answer carries the signing secret once."""
+    """Send this workspace's events to a URL as Standard Webhooks (POST, signed). A filter is required:
+    eventTypes, entityType, or one entity (entityType and entityId); all given parts must match.
+    Owners' and admins' agents only; at most 50 per workspace."""
 
     def run(c: AgentConnection) -> Any:
         return services.subscription_create(

@@ -1,7 +1,9 @@
 """Access helpers for issues: the only way a surface gets an issue or a link target.
 
 Three scopes, each answering a foreign id exactly like a missing one (`not_found`):
-- maintainers: issues received by the workspace (`access_issue`);
+- maintainers: issues received by the workspace (`access_issue`); a maintainer's agent is a
+  connection whose user holds an owner's or admin's seat there (`require_maintainer`), the web
+  triage's rule;
 - a reporting agent: issues its workspace received or filed elsewhere (`access_issue_for_reporter`);
 - a guest token: the one issue it was issued for, whoever holds it (`access_issue_by_guest_token`).
 """
@@ -14,7 +16,7 @@ from typing import Any
 
 from django.db.models import Q
 
-from accounts.models import Workspace
+from accounts.models import AgentConnection, Seat, Workspace
 from boards.access import access_board, access_task
 from boards.models import Run
 from issues import limits
@@ -48,6 +50,29 @@ def access_issue(workspace: Workspace | int, issue_id: Any) -> Issue:
     if found is None:
         raise _missing(issue_id)
     return found
+
+
+def require_maintainer(connection: AgentConnection, issue_id: Any = None) -> None:
+    """Refuse a connection whose user is no owner or admin of its workspace (checked before any id,
+    so a refused agent learns nothing of which issues exist)."""
+    seat = Seat.objects.filter(workspace_id=connection.workspace_id, user_id=connection.user_id).first()
+    if seat is not None and seat.can_manage:
+        return
+    slug = connection.workspace.slug
+    condition = f"an owner or admin of workspace {slug} triages, or signs in an agent of their own"
+    read = ("get_issue_status", {"id": issue_pk(issue_id)}) if issue_id is not None else (None, None)
+    raise WeftError(
+        "forbidden",
+        f"only the agents of owners and admins of workspace {slug} triage its issues",
+        details={"workspace": slug},
+        fix=wait(condition, *read),
+    )
+
+
+def access_issue_for_maintainer(connection: AgentConnection, issue_id: Any) -> Issue:
+    """An issue received by the connection's workspace, for a maintainer's agent."""
+    require_maintainer(connection, issue_id)
+    return access_issue(connection.workspace_id, issue_id)
 
 
 def reporter_scope(workspace: Workspace | int) -> Q:

@@ -1,7 +1,9 @@
-"""The issue MCP tools: thin adapters over issues.services.
+"""The issue MCP tools: thin adapters over issues.services and the triage selectors.
 
 The reporter is the calling connection (weft.mcp.server.call_as_connection); the receiving
 workspace is decided by issues/services/intake.py, never taken on trust from an argument.
+triage_issue and list_issues are the maintainers' side: a connection of the receiving workspace
+whose user is an owner or admin there (issues/services/maintainer.py).
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ from pydantic import Field
 
 from accounts.models import AgentConnection
 from boards.mcp_tools import HintedOutput
-from issues import limits, services
+from issues import limits, selectors_triage, services
+from issues.services.maintainer import Triage, issue_triage
 from weft.mcp.server import call_as_connection
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-IssueId = Annotated[int, Field(ge=1, le=limits.ID_MAX, description="The issue's id (from submit_issue).")]
+IssueId = Annotated[int, Field(ge=1, le=limits.ID_MAX, description="The issue's id.")]
 GitSha = Annotated[
     str | None,
     Field(max_length=limits.GIT_SHA, description="Commit you ran (git rev-parse HEAD); may add @branch."),
@@ -46,8 +49,8 @@ async def submit_issue(
         Field(max_length=limits.WORKSPACE_SLUG, description="Slug of a workspace open to issues."),
     ] = None,
 ) -> Annotated[CallToolResult, HintedOutput]:
-    """Report a bug, performance problem or enhancement you noticed; name the build you ran.
-    Personal data is redacted. Returns the issue id and a guest read token (shown once)."""
+    """Report a bug, performance problem or enhancement; name the build you ran. Personal data is
+    redacted. Returns the issue id and a guest read token (shown once)."""
     call = services.Submission(
         title=title,
         body=body,
@@ -92,6 +95,46 @@ async def get_issue_status(
     )
 
 
+async def triage_issue(
+    id: IssueId,
+    action: Annotated[
+        Literal["reply", "ask", "resolve", "close", "duplicate", "make_task", "status"],
+        Field(description="ask: a question, waits for the reporter. make_task: a task to review."),
+    ],
+    body: Annotated[
+        str | None,
+        Field(max_length=limits.MESSAGE, description="reply/ask text, resolution, or the task's title."),
+    ] = None,
+    duplicateOf: Annotated[int | None, Field(ge=1, le=limits.ID_MAX, description="The original.")] = None,
+    boardId: Annotated[int | None, Field(ge=1, le=limits.ID_MAX, description="make_task's board.")] = None,
+    status: Annotated[
+        Literal["open", "triaged", "waiting_input", "in_progress", "closed"] | None,
+        Field(description="For action status."),
+    ] = None,
+) -> Annotated[CallToolResult, HintedOutput]:
+    """Maintainers (owners' and admins' agents): act on an issue your workspace received."""
+    call = Triage(action=action, body=body, duplicate_of=duplicateOf, board_id=boardId, status=status)
+    return await call_as_connection(lambda c: issue_triage(connection=c, issue_id=id, call=call))
+
+
+async def list_issues(
+    status: Annotated[
+        Literal["open", "triaged", "waiting_input", "in_progress", "resolved", "closed", "duplicate"] | None,
+        Field(description="Only this status."),
+    ] = None,
+    kind: Annotated[
+        Literal["bug", "performance", "enhancement"] | None, Field(description="Only this kind.")
+    ] = None,
+    limit: Annotated[int, Field(ge=1, le=selectors_triage.LIST_LIMIT, description="At most.")] = 20,
+) -> Annotated[CallToolResult, HintedOutput]:
+    """Maintainers: the issues your workspace received, newest first."""
+    return await call_as_connection(
+        lambda c: selectors_triage.issues_for_agent(
+            connection=c, status=status or "", kind=kind or "", limit=limit
+        )
+    )
+
+
 def _annotations(*, read_only: bool) -> ToolAnnotations:
     return ToolAnnotations(
         read_only_hint=read_only, destructive_hint=False, idempotent_hint=read_only, open_world_hint=False
@@ -102,6 +145,8 @@ TOOLS: list[tuple[Any, ToolAnnotations]] = [
     (submit_issue, _annotations(read_only=False)),
     (add_issue_message, _annotations(read_only=False)),
     (get_issue_status, _annotations(read_only=True)),
+    (triage_issue, _annotations(read_only=False)),
+    (list_issues, _annotations(read_only=True)),
 ]
 
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from issues.models import FINAL_STATUSES, Issue, IssueMessage, IssueStatus
-from weft.hints import DONE, Hint, wait
+from weft.hints import DONE, Hint, next_, wait
 
 
 def iso(value: datetime | None) -> str | None:
@@ -151,4 +151,62 @@ class IssueThread:
             lines.append(f"Upstream: {issue.upstream_url}")
         for message in self.messages:
             lines.append(f"- [{message.side} {iso(message.created_at)}] {message.body}")
+        return "\n".join(lines)
+
+
+def after_triage(issue: Issue, task_id: int | None = None) -> Hint:
+    """A maintainer's agent's next step: do the task it made, or follow the thread until it closes."""
+    if task_id is not None:
+        return next_("start_task", {"id": task_id})
+    if issue.status in FINAL_STATUSES:
+        return DONE
+    if issue.status == IssueStatus.WAITING_INPUT:
+        condition = f"the reporter answers the question on issue {issue.pk} (an issue.message_created event)"
+    else:
+        condition = f"the reporter or a maintainer writes on issue {issue.pk} (issue.* events)"
+    return wait(condition, "get_issue_status", {"id": issue.pk})
+
+
+@dataclass
+class IssueTriaged:
+    """triage_issue: the issue after the action, and the task it became (make_task)."""
+
+    issue: Issue
+    action: str
+    task_id: int | None = None
+    hint: Hint = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.hint = after_triage(self.issue, self.task_id)
+
+    def payload(self) -> dict[str, Any]:
+        return {"issue": issue_payload(self.issue), "action": self.action, "taskId": self.task_id}
+
+    def summary(self) -> str:
+        issue = self.issue
+        line = f"Issue {issue.pk} is {issue.status} after {self.action}."
+        return line + (
+            f" Task #{self.task_id} does it; accepting it in the Inbox resolves the issue."
+            if self.task_id
+            else ""
+        )
+
+
+@dataclass
+class IssueList:
+    """list_issues: the issues the workspace received, newest first."""
+
+    issues: list[Issue]
+    hint: Hint = field(init=False)
+
+    def __post_init__(self) -> None:
+        waiting = [i for i in self.issues if i.status not in FINAL_STATUSES]
+        self.hint = next_("get_issue_status", {"id": waiting[0].pk}) if waiting else DONE
+
+    def payload(self) -> dict[str, Any]:
+        return {"issues": [issue_payload(i) for i in self.issues]}
+
+    def summary(self) -> str:
+        lines = [f"{len(self.issues)} issue(s)."]
+        lines += [f"- {i.pk} [{i.status}, {i.kind}] {i.title}" for i in self.issues]
         return "\n".join(lines)

@@ -11,12 +11,13 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
-from accounts.models import Workspace
+from accounts.models import AgentConnection, Workspace
 from boards.access import access_board, access_task
 from boards.models import Board
 from boards.selectors import boards_of
-from issues.access import access_issue
+from issues.access import access_issue, require_maintainer
 from issues.models import FINAL_STATUSES, Issue, IssueLink, IssueMessage, LinkTarget
+from issues.results import IssueList
 from issues.selectors import issue_for_maintainer
 from issues.services.common import UNKNOWN_BUILD
 from weft.errors import WeftError
@@ -53,6 +54,15 @@ def issues_for_triage(*, workspace: Workspace, filters: TriageFilter) -> QuerySe
     elif filters.has_build == "no":
         issues = issues.exclude(named_build())
     return issues.order_by("-created_at", "-pk")[:LIST_LIMIT]
+
+
+def issues_for_agent(
+    *, connection: AgentConnection, status: str = "", kind: str = "", limit: int
+) -> IssueList:
+    """list_issues: a maintainer's agent's view of the triage list (owners' and admins' agents only)."""
+    require_maintainer(connection)
+    filters = TriageFilter(kind=kind or "", status=status or "")
+    return IssueList(issues=list(issues_for_triage(workspace=connection.workspace, filters=filters)[:limit]))
 
 
 @dataclass(frozen=True)

@@ -163,6 +163,10 @@ async def _writes(t: Twins, tool: str) -> tuple[Any, Any]:
         a = (await t.mcp.call("subscribe", one))["structuredContent"]["subscription"]["id"]
         b = (await t.mcp.call("subscribe", two))["structuredContent"]["subscription"]["id"]
         return await t.both("unsubscribe", {"id": a}, "DELETE", f"subscriptions/{b}")
+    if tool == "triage_issue":
+        a, b = await t.issue(), await t.issue()
+        ask = {"action": "ask", "body": "Which board?"}
+        return await t.both("triage_issue", {"id": a, **ask}, "POST", f"issues/{b}/triage", ask)
     if tool in ("submit_issue", "add_issue_message"):
         if tool == "submit_issue":
             return await t.both("submit_issue", REPORT, "POST", "issues", REPORT)
@@ -201,6 +205,7 @@ async def _reads(t: Twins, tool: str) -> tuple[Any, Any]:
         "get_task": ({"id": task_id}, "GET", f"tasks/{task_id}", None),
         "search": ({"query": "Read"}, "GET", "tasks/search", {"query": "Read"}),
         "list_subscriptions": ({}, "GET", "subscriptions", None),
+        "list_issues": ({"kind": "performance"}, "GET", "issues", {"kind": "performance"}),
     }
     if tool == "get_issue_status":
         issue_id = await t.issue()
@@ -209,7 +214,15 @@ async def _reads(t: Twins, tool: str) -> tuple[Any, Any]:
     return await t.both(tool, args, method, path, body)
 
 
-READS = {"get_my_work", "get_board_state", "get_task", "search", "list_subscriptions", "get_issue_status"}
+READS = {
+    "get_my_work",
+    "get_board_state",
+    "get_task",
+    "search",
+    "list_subscriptions",
+    "get_issue_status",
+    "list_issues",
+}
 WRITES = {
     "create_task",
     "update_task",
@@ -222,6 +235,7 @@ WRITES = {
     "unsubscribe",
     "submit_issue",
     "add_issue_message",
+    "triage_issue",
 }
 
 

@@ -125,6 +125,11 @@ def test_every_endpoint_keeps_the_hint_contract(api, alice, carol, ws_b, public_
     issue = ok("submit_issue", "POST", "issues", {**report, "reporter_app_version": "1.4.2"}).body["issue"]
     ok("get_issue_status", "GET", f"issues/{issue['id']}")
     ok("add_issue_message", "POST", f"issues/{issue['id']}/messages", {"body": "Also on 1.4.3."})
+    ok("list_issues", "GET", "issues", {"status": "open"})
+    made = ok("triage_issue", "POST", f"issues/{issue['id']}/triage", {"action": "make_task"}).body
+    assert made["_next_action"] == f"Next: POST /api/v1/tasks/{made['taskId']}/start {{}}"
+    answered = api.post("issues", {**report, "reporter_app_version": "1.4.2"}).body["issue"]
+    ok("triage_issue", "POST", f"issues/{answered['id']}/triage", {"action": "ask", "body": "Which board?"})
 
     bad = {"leaseToken": "not-the-token"}
     refused("get_my_work", "GET", "work", caller=suspended)
@@ -158,7 +163,23 @@ def test_every_endpoint_keeps_the_hint_contract(api, alice, carol, ws_b, public_
     refused("submit_issue", "POST", "issues", report)  # no build named: the Fix names one
     refused("get_issue_status", "GET", f"issues/{MISSING}")
     refused("add_issue_message", "POST", f"issues/{MISSING}/messages", {"body": "More detail."})
+    refused("list_issues", "GET", "issues", {"limit": 0})
+    refused("triage_issue", "POST", f"issues/{MISSING}/triage", {"action": "close"})
+    refused("triage_issue", "POST", f"issues/{answered['id']}/triage", {"action": "duplicate"})
+    refused("triage_issue", "POST", f"issues/{answered['id']}/triage", {"action": "resolve"})
     refused("get_my_work", "GET", "work", caller=Api(api.client, "expired-or-never-issued"))
 
     unaudited = {name for name in _operation_names() if AUDITED.get(name) != {"success", "error"}}
     assert not unaudited, f"endpoints without both paths audited: {sorted(unaudited)}"
+
+
+def test_a_members_agent_is_told_to_wait_for_a_maintainer(api, bob, ws_a):
+    issue = api.post(
+        "issues", {"title": "Slow", "body": "4 s.", "kind": "bug", "reporter_app_version": "1.4.2"}
+    ).body["issue"]
+    member = signed_in(bob, ws_a)
+    triaged = member.call("POST", f"issues/{issue['id']}/triage", {"action": "close"})
+    assert triaged.status == 403 and triaged.body["error"]["code"] == "forbidden"
+    audit(member, "triage_issue", triaged, error=True)
+    assert triaged.body["_next_action"].endswith(f"GET /api/v1/issues/{issue['id']}")
+    audit(member, "list_issues", member.call("GET", "issues"), error=True)

@@ -37,6 +37,7 @@ CASES: list[tuple[str, str, dict[str, Any] | None]] = [
     ("DELETE", "subscriptions/{sub}", {}),
     ("GET", "issues/{issue}", None),
     ("POST", "issues/{issue}/messages", {"body": "Whose is this?", "reporter_app_version": "1.4.2"}),
+    ("POST", "issues/{issue}/triage", {"action": "resolve", "body": "Not yours to resolve."}),
     ("POST", "tasks", {"title": "Into another board", "boardId": "{board}"}),
     ("GET", "tasks", {"boardId": "{board}"}),
 ]
@@ -112,3 +113,26 @@ def test_a_foreign_id_answers_like_a_missing_one(api, ws_b, theirs, method, path
         assert foreign.body["error"]["code"] in {"not_found", "lease_lost"}
     assert _workspace_rows(ws_b) == before
     assert Event.objects.filter(workspace=ws_b).count() == events
+
+
+@pytest.mark.parametrize(
+    ("name", "extra"),
+    [("board", {"action": "make_task"}), ("issue", {"action": "duplicate"})],
+    ids=["make_task boardId", "duplicate duplicateOf"],
+)
+def test_a_foreign_id_in_a_triage_answers_like_a_missing_one(api, ws_a, ws_b, theirs, name, extra):
+    """A's own issue, triaged with B's board or B's issue as the argument."""
+    report = {"title": "Acme's report", "body": "Slow.", "kind": "bug", "reporter_app_version": "1.4.2"}
+    mine = api.post("issues", report).body["issue"]["id"]
+    argument = "boardId" if name == "board" else "duplicateOf"
+    before, events = _workspace_rows(ws_b), Event.objects.filter(workspace=ws_b).count()
+    mine_before = Event.objects.filter(workspace=ws_a).count()
+    foreign = api.call("POST", f"issues/{mine}/triage", {**extra, argument: int(theirs[name])})
+    missing = api.call("POST", f"issues/{mine}/triage", {**extra, argument: int(MISSING[name])})
+    assert foreign.status == missing.status == 404 and foreign.body["error"]["code"] == "not_found"
+    assert _without(foreign.body, theirs[name], MISSING[name]) == _without(
+        missing.body, theirs[name], MISSING[name]
+    )
+    assert _workspace_rows(ws_b) == before
+    assert Event.objects.filter(workspace=ws_b).count() == events
+    assert Event.objects.filter(workspace=ws_a).count() == mine_before

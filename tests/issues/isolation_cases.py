@@ -1,6 +1,6 @@
 """Isolation cases of the issue tools, merged into tests/mcp/test_isolation.py's CASES.
 
-The seed of that test holds no issue, so get_issue_status and add_issue_message are probed with
+The seed of that test holds no issue, so get_issue_status, add_issue_message and triage_issue are probed with
 A's task ids (which name no issue anywhere); submit_issue is probed with links to A's tasks and
 board. tests/issues/test_isolation.py probes every tool with real issues and runs of A.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from tests.mcp.test_isolation import MISSING_ID, NOT_FOUND, Probe, Refused, SeedA
+from tests.mcp.test_isolation import MISSING_ID, NOT_FOUND, Listed, Probe, Refused, SeedA
 
 REPORT = {"title": "From B", "body": "Filed by workspace B.", "kind": "bug", "reporter_app_version": "1.0.0"}
 
@@ -36,4 +36,7 @@ CASES: dict[str, Any] = {
     "get_issue_status": _by_issue,
     "add_issue_message": lambda a: _by_issue(a, body="Written by B", reporter_app_version="1.0.0"),
     "submit_issue": _links,
+    # B's agent is its owner's, so it passes the maintainers' seat rule and meets the issue scope.
+    "triage_issue": lambda a: _by_issue(a, action="resolve", body="Resolved by B"),
+    "list_issues": lambda a: iter([Listed({})]),
 }

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from boards.models import Run
+from boards.models import Run, Task
 from boards.services import board_default, task_claim, task_create
 from issues.models import GuestToken, Issue, IssueLink, IssueMessage
 from tests.issues.helpers import mcp_calls, ok, refused, submit
@@ -97,10 +97,39 @@ def test_a_foreign_issue_id_answers_like_a_missing_one_on_every_issue_tool(a_obj
         ("get_issue_status", {"id": MISSING}),
         ("add_issue_message", {"id": foreign, "body": "from B", "reporter_app_version": "1.0.0"}),
         ("add_issue_message", {"id": MISSING, "body": "from B", "reporter_app_version": "1.0.0"}),
+        ("triage_issue", {"id": foreign, "action": "reply", "body": "from B"}),
+        ("triage_issue", {"id": MISSING, "action": "reply", "body": "from B"}),
     )
     assert _rows() == before
     _same(results[0], results[1], "not_found", str(foreign), str(MISSING))
     _same(results[2], results[3], "not_found", str(foreign), str(MISSING))
+    _same(results[4], results[5], "not_found", str(foreign), str(MISSING))
+
+
+@pytest.mark.parametrize("argument", ["boardId", "duplicateOf"])
+def test_a_foreign_board_or_original_in_a_triage_answers_like_a_missing_one(a_objects, carol, ws_b, argument):
+    """B's maintainer triages B's own issue naming A's board (make_task) or A's issue (duplicate)."""
+    token, connection = agent_token(carol, ws_b)
+    own = submit(connection).issue
+    action = "make_task" if argument == "boardId" else "duplicate"
+    foreign = a_objects["board" if argument == "boardId" else "issue"]
+    before, tasks = _rows(), Task.objects.count()
+    results = mcp_calls(
+        token,
+        ("triage_issue", {"id": own.pk, "action": action, argument: foreign}),
+        ("triage_issue", {"id": own.pk, "action": action, argument: MISSING}),
+    )
+    assert _rows() == before and Task.objects.count() == tasks
+    _same(results[0], results[1], "not_found", str(foreign), str(MISSING))
+    own.refresh_from_db()
+    assert own.status == "open"
+
+
+def test_list_issues_shows_nothing_of_another_workspace(a_objects, carol, ws_b):
+    token, connection = agent_token(carol, ws_b)
+    own = submit(connection).issue
+    [listed] = mcp_calls(token, ("list_issues", {"limit": 200}))
+    assert [i["id"] for i in ok(listed)["issues"]] == [own.pk]
 
 
 def test_my_own_connection_with_another_workspaces_issue_id_is_not_found(alice, ws_a, agent, carol, ws_b):

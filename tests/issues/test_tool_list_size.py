@@ -26,5 +26,6 @@ def test_tools_list_is_under_its_budget_and_holds_the_issue_tools(alice, ws_a):
     tools, wire = asyncio.run(_tools(token))
     size = len(json.dumps(tools, separators=(",", ":")))
     assert size <= wire
-    assert {"submit_issue", "add_issue_message", "get_issue_status"} <= {t["name"] for t in tools}
+    issue_tools = {"submit_issue", "add_issue_message", "get_issue_status", "triage_issue", "list_issues"}
+    assert issue_tools <= {t["name"] for t in tools}
     assert size < LIMIT, f"tools/list is {size} characters of JSON"

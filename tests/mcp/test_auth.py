@@ -152,7 +152,7 @@ def test_it_lists_every_tool_with_schemas_and_annotations(alice, ws_a):
         "get_my_work", "start_task", "report_progress", "request_input", "complete_task",
         "release_task", "get_board_state", "get_task", "search", "create_task", "update_task",
         "subscribe", "unsubscribe", "list_subscriptions",
-        "submit_issue", "add_issue_message", "get_issue_status",
+        "submit_issue", "add_issue_message", "get_issue_status", "triage_issue", "list_issues",
     }  # fmt: skip
     for tool in listed.values():
         assert tool["description"]

@@ -34,7 +34,14 @@ BROKEN_HINT_CODES = {"invalid_argument", "not_found", "lease_lost"}
 READS = {"get_my_work", "get_board_state", "get_task", "search", "report_progress"}
 Again = Callable[[], Awaitable[dict[str, Any]]]
 # The reads an invalid_argument's Fix: may name when the server cannot correct the call.
-FIX_READS = {"get_my_work", "get_board_state", "get_task", "list_subscriptions"}
+FIX_READS = {
+    "get_my_work",
+    "get_board_state",
+    "get_task",
+    "list_subscriptions",
+    "get_issue_status",
+    "list_issues",
+}
 
 
 def hinted_calls(text: str) -> list[tuple[str, str, dict[str, Any]]]:

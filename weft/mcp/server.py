@@ -37,6 +37,7 @@ from weft.errors import WeftError, internal_error, invalid_argument, unavailable
 from weft.hints import Hint, fix, render_text, wait
 from weft.mcp.clients import capturing_client_info
 from weft.mcp.fixes import corrected_call, field_name, parse_field, value_at
+from weft.mcp.schemas import compact, untitled
 
 MCP_PATH = "/api/mcp"
 log = logging.getLogger(__name__)
@@ -161,41 +162,19 @@ async def call_as_connection(fn: Callable[[Any], Any]) -> CallToolResult:
     return await sync_to_async(_run_for_connection, thread_sensitive=False)(fn, connection_id)
 
 
-def untitled(schema: Any) -> Any:
-    """A JSON Schema without the `title` annotations pydantic generates ("Id", "get_taskArguments").
-
-    They change no validation and repeat names the schema already has; a property that is
-    itself named `title` is kept.
-    """
-    if isinstance(schema, list):
-        return [untitled(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "title" and isinstance(value, str):
-            continue
-        if key in {"properties", "$defs"} and isinstance(value, dict):
-            out[key] = {name: untitled(sub) for name, sub in value.items()}
-        else:
-            out[key] = untitled(value)
-    return out
-
-
 class WeftMCPServer(MCPServer):
     """MCPServer whose argument errors, unknown tools and crashes keep the hint contract."""
 
     async def list_tools(self) -> list[Any]:
-        """tools/list with untitled schemas, and output schemas without the docstring every tool
-        repeats: the list stays small in an agent's context (tests/issues/test_tool_list_size.py)."""
+        """tools/list with untitled, compact schemas, and output schemas without the docstring every
+        tool repeats: the list stays small in an agent's context (tests/issues/test_tool_list_size.py)."""
         listed = []
         for tool in await super().list_tools():
-            output = untitled(tool.output_schema)
+            output = compact(untitled(tool.output_schema))
             if isinstance(output, dict):
                 output.pop("description", None)
-            listed.append(
-                tool.model_copy(update={"input_schema": untitled(tool.input_schema), "output_schema": output})
-            )
+            inputs = compact(untitled(tool.input_schema))
+            listed.append(tool.model_copy(update={"input_schema": inputs, "output_schema": output}))
         return listed
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
