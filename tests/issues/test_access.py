@@ -175,3 +175,25 @@ def test_link_targets_of_another_workspace_are_not_found(agent, agent_b, ws_a, w
 def test_a_run_link_that_names_no_run_is_not_found_as_a_run(ws_a, ident):
     error = refused("not_found", link_target, ws_a, "run", ident)
     assert error.details == {"kind": "run", "id": ident}
+
+
+def test_each_scope_finds_the_issue_named_among_several(agent, ws_a):
+    first, second = submit(agent).issue, submit(agent, title="Second report").issue
+    assert access_issue(ws_a, second.pk) == second and access_issue(ws_a, first.pk) == first
+    assert access_issue_for_reporter(ws_a, second.pk) == second
+
+
+@pytest.mark.parametrize("scope", [access_issue, access_issue_for_reporter])
+def test_a_missing_issue_in_scope_is_refused_naming_its_id(agent, ws_a, scope):
+    submit(agent)
+    error = refused("not_found", scope, ws_a, 987654)
+    assert error.details == {"kind": "issue", "id": "987654"}
+
+
+def test_a_run_link_names_that_run_among_several(agent, ws_a, alice, task):
+    from boards.services import task_create
+
+    task_claim(task_id=task.pk, connection=agent)
+    another = task_create(workspace=ws_a, title="Another", by_user=alice).task
+    other = task_claim(task_id=another.pk, connection=agent)
+    assert link_target(ws_a, "run", str(other.run.run_id)) == other.run
