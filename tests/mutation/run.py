@@ -98,6 +98,7 @@ MODULES: dict[str, list[str]] = {
         "tests/mcp/test_auth.py",
         "tests/mcp/test_verifier_mutants.py",
         "tests/api/test_auth.py",
+        "tests/mcp/test_token_cache_rest.py",
     ],
 }
 # The MCP tests fail when a second pytest session runs in the process that ran the first (mutmut's
