@@ -176,7 +176,7 @@ _IPV6 = (
 )
 
 
-def _rule(kind: str, pattern: str, *, flags: int = 0, **options: object) -> Rule:
+def _rule(kind: str, pattern: str, *, flags: int = 0, **options: object) -> Rule:  # pragma: no mutate block
     return Rule(kind, re.compile(pattern, _FLAGS | flags), **options)  # type: ignore[arg-type]
 
 
@@ -269,7 +269,7 @@ class Try:
     heads: tuple[re.Pattern[str], ...]
 
 
-def _try(rule: Rule, *heads: str) -> Try:
+def _try(rule: Rule, *heads: str) -> Try:  # pragma: no mutate block - runs at import only
     return Try(rule, tuple(re.compile(head, _FLAGS) for head in heads or ("",)))
 
 

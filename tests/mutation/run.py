@@ -85,8 +85,8 @@ MODULES: dict[str, list[str]] = {
         "tests/web/test_views.py",
         "tests/boards/test_inbox_mutants.py",
     ],
-    "issues/redact.py": ["tests/issues/test_redact.py"],
-    "issues/redact_patterns.py": ["tests/issues/test_redact.py"],
+    "issues/redact.py": ["tests/issues/test_redact.py", "tests/issues/test_redact_rules.py"],
+    "issues/redact_patterns.py": ["tests/issues/test_redact.py", "tests/issues/test_redact_rules.py"],
     "issues/environment.py": ["tests/issues/test_environment.py"],
     "issues/access.py": [
         "tests/issues/test_access.py",
