@@ -11,7 +11,6 @@ token answers not_found, like a missing one.
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -21,7 +20,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from accounts.connections import LAST_USED_RESOLUTION, connection_create, connection_revoke
+from accounts.connections import LAST_USED_RESOLUTION, connection_create, connection_revoke, token_checksum
 from accounts.models import AgentConnection, PersonalAccessToken, Seat
 from accounts.oauth_ratelimit import rate_hit
 from weft.errors import WeftError
@@ -30,10 +29,6 @@ from weft.hints import wait
 # How long a new token lives: the choices of the page, in days (None: until revoked).
 EXPIRY_DAYS: list[int | None] = [7, 30, 90, None]
 RATE_WINDOW = timedelta(minutes=1)
-
-
-def token_hash(secret: str) -> str:
-    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -56,7 +51,7 @@ def pat_create(*, seat: Seat, name: str, expires_in_days: int | None) -> Created
             workspace=seat.workspace,
             user=seat.user,
             name=name,
-            token_hash=token_hash(secret),
+            token_hash=token_checksum(secret),
             created_at=now,
             expires_at=now + timedelta(days=expires_in_days) if expires_in_days else None,
         )
@@ -77,7 +72,7 @@ def pat_resolve(secret: str, *, now: datetime | None = None) -> PersonalAccessTo
     seat = Seat.objects.filter(workspace_id=OuterRef("workspace_id"), user_id=OuterRef("user_id"))
     token = (
         PersonalAccessToken.objects.filter(
-            Exists(seat), Q(expires_at=None) | Q(expires_at__gt=now), token_hash=token_hash(secret)
+            Exists(seat), Q(expires_at=None) | Q(expires_at__gt=now), token_hash=token_checksum(secret)
         )
         .filter(revoked_at=None, connection__revoked_at=None)
         .first()

@@ -10,12 +10,12 @@ Three scopes, each answering a foreign id exactly like a missing one (`not_found
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from typing import Any
 
 from django.db.models import Q
 
+from accounts.connections import token_checksum
 from accounts.models import AgentConnection, Seat, Workspace
 from boards.access import access_board, access_task
 from boards.models import Run
@@ -88,10 +88,6 @@ def access_issue_for_reporter(workspace: Workspace | int, issue_id: Any) -> Issu
     return found
 
 
-def guest_token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
 def _token_refused(code: str, message: str, issue_id: Any, again: Hint) -> WeftError:
     return WeftError(code, message, details={"issueId": str(issue_id)}, fix=again)
 
@@ -102,7 +98,7 @@ def access_issue_by_guest_token(token: str, issue_id: Any, *, now: Any, again: H
     A token that is unknown, revoked or past its expiry is refused (401-class) whatever the id;
     a live token with another issue's id answers not_found, like any id it does not name.
     """
-    row = GuestToken.objects.filter(token_hash=guest_token_hash(token)).select_related("issue").first()
+    row = GuestToken.objects.filter(token_hash=token_checksum(token)).select_related("issue").first()
     if row is None:
         raise _token_refused("guest_token_invalid", "this guest token names no issue thread", issue_id, again)
     if row.revoked_at is not None:

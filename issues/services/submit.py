@@ -14,10 +14,11 @@ from typing import Any
 
 from django.db import transaction
 
+from accounts.connections import token_checksum
 from accounts.models import AgentConnection, Workspace
 from boards import clock
 from issues import limits
-from issues.access import guest_token_hash, link_target
+from issues.access import link_target
 from issues.environment import classify
 from issues.models import GuestToken, Issue, IssueKind, IssueLink, LinkTarget
 from issues.results import IssueSubmitted
@@ -168,7 +169,7 @@ def _guest_token(issue: Issue, now: datetime) -> tuple[str, datetime]:
     GuestToken.objects.create(
         workspace_id=issue.workspace_id,
         issue=issue,
-        token_hash=guest_token_hash(token),
+        token_hash=token_checksum(token),
         created_at=now,
         expires_at=expires_at,
     )

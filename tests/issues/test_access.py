@@ -89,13 +89,13 @@ def _third_workspace():
 
 
 def _token(issue, *, days: float = 30) -> tuple[str, GuestToken]:
-    from issues.access import guest_token_hash
+    from accounts.connections import token_checksum
 
     plain = f"wgt_test_{issue.pk}_{days}"
     row = GuestToken.objects.create(
         issue=issue,
         workspace_id=issue.workspace_id,
-        token_hash=guest_token_hash(plain),
+        token_hash=token_checksum(plain),
         expires_at=timezone.now() + timedelta(days=days),
     )
     return plain, row
