@@ -112,6 +112,7 @@ def _complete(c: AgentConnection, a: dict[str, Any]) -> Any:
         workspace=c.workspace,
         artifacts=artifacts,
         next_step=a.get("nextStep") or "",
+        start_next_for=c if a.get("startNext") else None,
         **_given(a, {**LEASED, **names}),
     )
 

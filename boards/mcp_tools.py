@@ -107,6 +107,9 @@ def _evidence(description: str) -> Any:
     )
 
 
+StartNext = Annotated[bool, Field(description="Then start your next task; `next` holds start_task's answer.")]
+
+
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
@@ -215,6 +218,7 @@ async def complete_task(
             description="The one follow-up step you propose; accepting the review approves exactly it.",
         ),
     ] = "",
+    startNext: StartNext = False,
 ) -> Annotated[CallToolResult, HintedOutput]:
     """Finish with a report. Never fails for lack of evidence: evidence that cannot be checked is kept,
     marked unverifiable and listed in notAccepted, and the task goes to a person. The task goes to Done,
@@ -226,15 +230,18 @@ async def complete_task(
             run_id=runId,
             lease_token=leaseToken,
             outcome=outcome,
-            artifacts=[
-                a.model_dump(exclude_none=True) if isinstance(a, Artifact) else a for a in artifacts or []
-            ],
+            artifacts=_as_given(artifacts),
             claims=claims,
             not_done=notDone,
             unknowns=unknowns,
             next_step=nextStep,
+            start_next_for=c if startNext else None,
         )
     )
+
+
+def _as_given(artifacts: list[Artifact | Any] | None) -> list[Any]:
+    return [a.model_dump(exclude_none=True) if isinstance(a, Artifact) else a for a in artifacts or []]
 
 
 async def release_task(

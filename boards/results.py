@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from boards import attention as attention_rules
 from boards.lease import RENEW_EVERY_SECONDS
@@ -25,6 +25,9 @@ from boards.payloads import (
     task_payload,
 )
 from weft.hints import Hint
+
+if TYPE_CHECKING:
+    from boards.services.next_task import NextClaim
 
 
 @dataclass
@@ -149,6 +152,11 @@ class CompleteResult:
     report: Report
     inbox_item: InboxItem | None
     hint: Hint
+    next: NextClaim | None = None
+
+    def then(self, claim: NextClaim) -> CompleteResult:
+        self.next, self.hint = claim, claim.hint
+        return self
 
     def payload(self) -> dict[str, Any]:
         return {
@@ -159,6 +167,7 @@ class CompleteResult:
             "inboxItemId": self.inbox_item.pk if self.inbox_item else None,
             "report": report_payload(self.report),
             "notAccepted": self.report.not_accepted,
+            **({"next": self.next.payload()} if self.next is not None else {}),
         }
 
     def summary(self) -> str:
@@ -166,6 +175,8 @@ class CompleteResult:
         lines = [f"Task {self.task.pk} completed and {where}."]
         for item in self.report.not_accepted:
             lines.append(f"Not accepted, kept unverified for a person: {item['field']} ({item['reason']}).")
+        tip = "Tip: complete_task with startNext true also starts your next task, in one call."
+        lines.append(self.next.summary() if self.next is not None else tip)
         return "\n".join(lines)
 
 

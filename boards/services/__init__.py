@@ -2,8 +2,8 @@
 
 Split by subdomain: `board` (boards and tasks), `trash`, `claim` (taking a task), `runs` (a run's
 lease-guarded writes and the lease sweep), `delivery` (answers and approvals handed over once),
-`inbox` (a person's decisions), `work` (get_my_work, which hands answers over). Everything a
-surface calls is re-exported here.
+`inbox` (a person's decisions), `work` (get_my_work, which hands answers over), `next_task`
+(complete_task's startNext). Everything a surface calls is re-exported here.
 """
 
 from boards.services.board import (

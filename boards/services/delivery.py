@@ -53,12 +53,24 @@ def deliver_answers(
     """Answered questions of this connection (on `task`, if given) not yet handed over: delivered now."""
     if connection is None:
         return []
-    pending = locked(Question.objects.select_related("task", "run")).filter(
-        connection=connection, state=QuestionState.ANSWERED, delivered_at=None
-    )
+    pending = locked(pending_answers(connection))
     if task is not None:
         pending = pending.filter(task=task)
     return [question for question in pending.order_by("answered_at", "pk") if mark_delivered(question, now)]
+
+
+def pending_answers(connection: AgentConnection) -> QuerySet[Question]:
+    """This connection's answered questions not yet handed over (unlocked: a read)."""
+    return Question.objects.select_related("task", "run").filter(
+        connection=connection, state=QuestionState.ANSWERED, delivered_at=None
+    )
+
+
+def valid_approvals(connection: AgentConnection, now: datetime) -> QuerySet[Approval]:
+    """This connection's unused, unexpired approvals, oldest first (unlocked: a read)."""
+    return Approval.objects.filter(connection=connection, used_at=None, expires_at__gt=now).order_by(
+        "created_at", "pk"
+    )
 
 
 def valid_approval(*, task: Task, connection: AgentConnection | None, now: datetime) -> Approval | None:
@@ -77,9 +89,5 @@ def deliver_approvals(*, connection: AgentConnection, now: datetime) -> tuple[li
 
     An approval is delivered (listed) once, but stays valid, and the next thing to do, until used.
     """
-    valid = list(
-        locked(Approval.objects.filter(connection=connection, used_at=None, expires_at__gt=now)).order_by(
-            "created_at", "pk"
-        )
-    )
+    valid = list(locked(valid_approvals(connection, now)))
     return valid, [a for a in valid if a.delivered_at is None and mark_delivered(a, now)]

@@ -22,7 +22,7 @@ from typing import Any
 from django.db import transaction
 
 from accounts.access import require_active_workspace
-from accounts.models import Workspace
+from accounts.models import AgentConnection, Workspace
 from boards import clock, evidence, lease, limits
 from boards.models import Approval, Column, InboxItem, InboxKind, ProgressNote, Question, Report, Run, Task
 from boards.payloads import iso
@@ -36,8 +36,9 @@ from boards.services.common import (
     run_for_write,
     within_limits,
 )
+from boards.services.next_task import task_claim_next
 from weft.events import emit
-from weft.hints import next_, wait
+from weft.hints import Hint, next_, wait
 
 
 @contextmanager
@@ -182,13 +183,14 @@ def run_complete(
     not_done: Any = None,
     unknowns: Any = None,
     next_step: str = "",
+    start_next_for: AgentConnection | None = None,
 ) -> CompleteResult:
     """Record the report; the task goes to Done, or to the Inbox for review. Never fails for evidence.
 
-    Evidence that cannot be checked is kept as given, marked unverifiable, listed in the
-    response, and sends the task to a person. Only a lease not held, a missing outcome or a
-    value past its documented limit refuses the call.
-    """
+    Evidence that cannot be checked is kept as given, marked unverifiable, listed in the response,
+    and sends the task to a person. Only a lease not held, a missing outcome or a value past its
+    limit refuses the call. `start_next_for` (startNext): that connection then starts its next
+    task, once the report has committed (`task_claim_next`)."""
     require_active_workspace(workspace)
     with within_limits():
         outcome = limits.text("outcome", outcome, limits.OUTCOME, required=True)
@@ -216,11 +218,16 @@ def run_complete(
         )
         if item is not None:
             _emit_item_created(item)
+    done = CompleteResult(
+        run=run, task=task, report=report, inbox_item=item, hint=_completed_hint(task, item)
+    )
+    return done.then(task_claim_next(connection=start_next_for)) if start_next_for else done
+
+
+def _completed_hint(task: Task, item: InboxItem | None) -> Hint:
     if item is not None:
-        hint = wait(f"a person reviews task {task.pk} in the Inbox", "get_my_work")
-    else:
-        hint = next_("get_my_work")
-    return CompleteResult(run=run, task=task, report=report, inbox_item=item, hint=hint)
+        return wait(f"a person reviews task {task.pk} in the Inbox", "get_my_work")
+    return next_("get_my_work")
 
 
 def _report(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from django.db import connection as db_connection
 from django.db import transaction
 from django.db.models import F
 
@@ -22,19 +23,39 @@ from boards.news import News, news_for
 from boards.payloads import iso
 from boards.results import AttentionStatus, WorkResult
 from boards.services.common import attention_now, attention_wait, lease_token_for
-from boards.services.delivery import deliver_answers, deliver_approvals
+from boards.services.delivery import deliver_answers, deliver_approvals, pending_answers, valid_approvals
 from weft.hints import DONE, Hint, next_, wait
 
 DUE_SOON = timedelta(hours=24)
 OPEN_COLUMNS = (Column.BACKLOG, Column.TODO, Column.DOING)
 
 
-def _best_next(workspace_id: int) -> Task | None:
-    """The task to start next: highest priority, soonest due, then board order."""
-    return (
-        Task.objects.filter(workspace_id=workspace_id, column=Column.TODO)
-        .order_by("-priority", F("due_at").asc(nulls_last=True), "position", "pk")
-        .first()
+def _best_next(workspace_id: int, *, skip_locked: bool = False) -> Task | None:
+    """The task to start next: highest priority, soonest due, then board order.
+
+    `skip_locked` (start_next) locks the task it picks and passes over tasks another claim holds
+    locked, where the database can (PostgreSQL): agents that finish at once each get a different
+    task instead of all racing for the first and all but one answering already_claimed.
+    """
+    rows = Task.objects.filter(workspace_id=workspace_id, column=Column.TODO)
+    if skip_locked and db_connection.features.has_select_for_update_skip_locked:
+        rows = rows.select_for_update(skip_locked=True, of=("self",))
+    return rows.order_by("-priority", F("due_at").asc(nulls_last=True), "position", "pk").first()
+
+
+def _held(connection: AgentConnection, at: datetime) -> list[Run]:
+    return list(
+        Run.objects.select_related("task", "connection")
+        .filter(queries.held(at), connection=connection)
+        .order_by("lease_expires_at", "pk")
+    )
+
+
+def _waiting(connection: AgentConnection, at: datetime) -> list[InboxItem]:
+    return list(
+        InboxItem.objects.select_related("task")
+        .filter(queries.waiting(at), workspace_id=connection.workspace_id, run__connection=connection)
+        .order_by("created_at", "pk")
     )
 
 
@@ -83,17 +104,9 @@ def work_for_connection(*, connection: AgentConnection, now: datetime | None = N
     workspace_id = connection.workspace_id
     with transaction.atomic():
         at = now or clock.db_now()
-        held = list(
-            Run.objects.select_related("task", "connection")
-            .filter(queries.held(at), connection=connection)
-            .order_by("lease_expires_at", "pk")
-        )
+        held = _held(connection, at)
         open_questions = _open_questions(held)
-        waiting = list(
-            InboxItem.objects.select_related("task")
-            .filter(queries.waiting(at), workspace_id=workspace_id, run__connection=connection)
-            .order_by("created_at", "pk")
-        )
+        waiting = _waiting(connection, at)
         answers = deliver_answers(connection=connection, now=at)
         valid, approvals = deliver_approvals(connection=connection, now=at)
         due = _due(workspace_id, at)
@@ -127,6 +140,42 @@ def work_for_connection(*, connection: AgentConnection, now: datetime | None = N
         # The connection's own runs: their tokens are its already (start_task returns them too).
         lease_tokens={run.pk: lease_token_for(run_id=run.run_id, epoch=run.epoch) for run in held},
     )
+
+
+def next_start(*, connection: AgentConnection, at: datetime) -> tuple[Hint, attention_rules.Attention]:
+    """get_my_work's next action for this connection at `at`, read without handing anything over
+    (answers and approvals stay undelivered for the claim to deliver), and the attention it saw.
+
+    Call it inside the transaction of the claim it leads to: the best next task is locked (SKIP
+    LOCKED, see `_best_next`) until that claim commits.
+    """
+    held = _held(connection, at)
+    attention = attention_now(connection.workspace_id, at)
+    best = _best_next(connection.workspace_id, skip_locked=True)
+    hint = _work_hint(
+        held=held,
+        open_questions=_open_questions(held),
+        approvals=list(valid_approvals(connection, at)),
+        answers=list(pending_answers(connection)),
+        attention=attention,
+        best=best,
+        waiting=[],
+        news=[],
+    )
+    if hint.marker == "Done":
+        # Nothing to start: the rest of get_my_work's order (news, items waiting on a person).
+        waiting, news = _waiting(connection, at), news_for(connection)
+        hint = _work_hint(
+            held=[],
+            open_questions={},
+            approvals=[],
+            answers=[],
+            attention=attention,
+            best=None,
+            waiting=waiting,
+            news=news,
+        )
+    return hint, attention
 
 
 def _open_questions(held: list[Run]) -> dict[int, list[int]]:

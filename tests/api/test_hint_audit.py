@@ -117,6 +117,12 @@ def test_every_endpoint_keeps_the_hint_contract(api, alice, carol, ws_b, public_
         f"runs/{second['runId']}/release",
         {"leaseToken": second["leaseToken"], "reason": "Not mine."},
     )
+    fourth = api.post("tasks", {"title": "A fourth task"}).body["task"]
+    chained = api.post(f"tasks/{fourth['id']}/start").body
+    body = {"leaseToken": chained["leaseToken"], "outcome": "Checked.", "startNext": True}
+    following = ok("complete_task", "POST", f"runs/{chained['runId']}/complete", body).body["next"]
+    assert following["started"] is True, following
+    api.post(f"runs/{following['runId']}/release", {"leaseToken": following["leaseToken"], "reason": "x"})
     spec = {"url": "https://hooks.example.com/audit", "eventTypes": ["task.created"]}
     sub = ok("subscribe", "POST", "subscriptions", spec).body["subscription"]
     ok("list_subscriptions", "GET", "subscriptions")

@@ -198,6 +198,19 @@ async def _session(token: str, suspended_token: str) -> None:
             error=False,
         )
 
+        # startNext: the completion's answer carries the next claim and its hint.
+        third = await call("start_task", {"id": (await copy_task())["structuredContent"]["task"]["id"]})
+        third_lease = {k: third["structuredContent"][k] for k in ("runId", "leaseToken")}
+        chained = await call("complete_task", {**third_lease, "outcome": "Done.", "startNext": True})
+        await audit(mcp, "complete_task", chained, error=False)
+        following = chained["structuredContent"]["next"]
+        assert following["started"] is True, text_of(chained)
+        released = await call(
+            "release_task",
+            {"runId": following["runId"], "leaseToken": following["leaseToken"], "reason": "x"},
+        )
+        assert not released.get("isError"), text_of(released)
+
         # Error paths: a refusal each tool can meet.
         bad_lease = {"runId": NO_RUN, "leaseToken": "not-the-token"}
         await audit(mcp, "start_task", await call("start_task", {"id": MISSING}), error=True)
