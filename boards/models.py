@@ -80,6 +80,13 @@ class Task(models.Model):
         indexes = [
             models.Index(fields=["workspace", "column", "priority"]),
             models.Index(fields=["board", "column", "position"]),
+            # get_my_work's best next task and startNext's pick, read in this order with LIMIT 1:
+            # the first row of the index, however many tasks wait in Todo.
+            models.Index(
+                fields=["workspace", "-priority", "due_at", "position", "id"],
+                condition=models.Q(column="todo"),
+                name="task_best_next",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -52,6 +52,7 @@ BOARD_SERVICE_TESTS = [
     "tests/boards/test_trash.py",
     "tests/boards/test_services_mutants.py",
     "tests/boards/test_runs_mutants.py",
+    "tests/boards/test_start_next.py",
 ]
 # module → the tests that cover it (SQLite only; missing files are skipped).
 MODULES: dict[str, list[str]] = {
@@ -65,6 +66,7 @@ MODULES: dict[str, list[str]] = {
     "accounts/access.py": ["tests/boards/test_access.py", "tests/accounts/test_access_mutants.py"],
     "boards/services/common.py": BOARD_SERVICE_TESTS,
     "boards/services/runs.py": BOARD_SERVICE_TESTS,
+    "boards/services/next_task.py": BOARD_SERVICE_TESTS,
     "boards/services/claim.py": [*BOARD_SERVICE_TESTS, "tests/boards/test_claim_interleavings.py"],
     "boards/services/delivery.py": [
         *BOARD_SERVICE_TESTS,
