@@ -161,5 +161,6 @@ def test_it_lists_every_tool_with_schemas_and_annotations(alice, ws_a):
         for name, schema in tool["inputSchema"].get("properties", {}).items():
             assert schema.get("description"), f"{tool['name']}.{name} has no description"
     assert set(listed["complete_task"]["inputSchema"]["properties"]) == {
-        "runId", "leaseToken", "outcome", "artifacts", "claims", "notDone", "unknowns", "nextStep", "startNext",
+        "runId", "leaseToken", "outcome", "artifacts", "claims", "notDone", "unknowns", "nextStep",
+        "startNext",
     }  # fmt: skip
