@@ -46,7 +46,7 @@ def test_with_no_work_left_it_says_so_and_is_done(agent, make_task):
     result = finish(agent, make_task)
     assert result.next.claim is None and result.next.refusal is None
     assert result.payload()["next"] == {"started": False, "error": None}
-    assert result.hint.marker == "Done" and "No task to start next." in result.summary()
+    assert result.hint.marker == "Done" and result.summary().splitlines()[-1] == "No task to start next."
 
 
 def test_with_no_work_it_waits_as_get_my_work_would(agent, make_task):
@@ -115,16 +115,37 @@ def test_it_starts_the_task_an_answer_waits_on_and_delivers_it(agent, alice, mak
 def test_a_refusal_fix_is_offered_as_the_next_call(agent, make_task, monkeypatch):
     from boards.services import next_task
     from weft.errors import invalid_argument
+    from weft.hints import fix
 
     make_task("Next")
 
     def moved(**kwargs):
-        raise invalid_argument("id", "moved meanwhile")
+        raise invalid_argument("id", "moved meanwhile", fix_hint=fix("get_task", {"id": 7}))
 
     monkeypatch.setattr(next_task, "task_claim", moved)
     result = finish(agent, make_task)
     assert result.next.refusal.code == "invalid_argument"
     assert result.hint.marker == "Next" and result.hint.call == result.next.refusal.fix.call
+    assert result.hint.call.args == {"id": 7}
+
+
+def test_only_a_start_task_next_is_claimed():
+    from boards.services.next_task import _hinted_start
+    from weft.hints import DONE, next_, wait
+
+    assert _hinted_start(next_("start_task", {"id": 3})) == 3
+    assert _hinted_start(next_("get_task", {"id": 3})) is None
+    assert _hinted_start(wait("a person answers", "start_task", {"id": 3})) is None
+    assert _hinted_start(DONE) is None
+
+
+def test_a_full_queue_still_resumes_the_callers_own_run(agent, make_task):
+    held = task_claim(task_id=make_task("Held").pk, connection=agent)
+    mine = task_claim(task_id=make_task("Mine").pk, connection=agent)
+    fill(make_task, agent, 5)
+    result = complete(mine, start_next_for=agent)
+    assert result.next.refusal is None, result.next.refusal
+    assert result.next.claim.resumed and result.next.claim.run.pk == held.run.pk
 
 
 @pytest.mark.django_db(transaction=True)
