@@ -317,7 +317,16 @@ OAUTH2_PROVIDER = {
     "OIDC_ISS_ENDPOINT": WEFT_BASE_URL,
     "REQUEST_APPROVAL_PROMPT": "force",
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
-    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": [
+        "authorization_code",
+        "refresh_token",
+        "urn:ietf:params:oauth:grant-type:device_code",
+    ],
+    # RFC 8628 for `weft login` (accounts/device_views.py): the person enters the code here.
+    "OAUTH_DEVICE_VERIFICATION_URI": f"{WEFT_BASE_URL}/o/device/",
+    "DEVICE_FLOW_INTERVAL": env_int("WEFT_DEVICE_INTERVAL_SECONDS", 5),
+    # The device code's user and scopes come from WeftOAuth2Validator.validate_device_code.
+    "OAUTH_PRE_TOKEN_VALIDATION": [],
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_post", "client_secret_basic"],
     "OIDC_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_post", "client_secret_basic"],
     "DCR_ENABLED": True,
@@ -341,6 +350,8 @@ OAUTH2_PROVIDER = {
 SILENCED_SYSTEM_CHECKS = ["oauth2_provider.E001"]
 # Open dynamic client registration, limited per client IP (count per hour).
 WEFT_DCR_RATE_PER_HOUR = env_int("WEFT_DCR_RATE_PER_HOUR", 30)
+# Device authorization requests (`weft login`) per client address an hour.
+WEFT_DEVICE_RATE_PER_HOUR = env_int("WEFT_DEVICE_RATE_PER_HOUR", 30)
 # REST calls per minute a personal access token may make (each token counts on its own).
 WEFT_PAT_RATE_PER_MINUTE = env_int("WEFT_PAT_RATE_PER_MINUTE", 120)
 # Test-only: a fixed bearer token accepted by the MCP endpoint (the conformance suite

@@ -44,7 +44,13 @@ def weft_url(postgres_server_db: None) -> Iterator[str]:
     url = f"postgresql://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}"
     port = free_port()
     env = server_env(
-        {"DATABASE_URL": url, "WEFT_TESTING": "1", "WEFT_TEST_LEASE_SECONDS": str(LEASE_SECONDS)}, port
+        {
+            "DATABASE_URL": url,
+            "WEFT_TESTING": "1",
+            "WEFT_TEST_LEASE_SECONDS": str(LEASE_SECONDS),
+            "WEFT_DEVICE_INTERVAL_SECONDS": "1",
+        },
+        port,
     )
     proc = subprocess.Popen([sys.executable, "-m", "tests.cli.lease_server", str(port)], cwd=ROOT, env=env)
     try:
