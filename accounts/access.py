@@ -107,3 +107,25 @@ def require_active_workspace(workspace: Workspace) -> None:
             details={"workspace": workspace.slug},
             fix=wait(f"an operator lifts the suspension of workspace {workspace.slug}", "get_my_work"),
         )
+
+
+def access_deciding_person(connection: AgentConnection) -> User:
+    """The person a REST caller decides the Inbox as: the person of a personal access token made
+    with "May decide my Inbox". Any other credential — an agent's OAuth token, a token without
+    that choice — is refused: an agent must not accept its own work."""
+    token = (
+        PersonalAccessToken.objects.select_related("user")
+        .filter(connection_id=connection.pk, can_decide=True, revoked_at=None)
+        .first()
+    )
+    if token is None:
+        raise WeftError(
+            "forbidden",
+            "only a personal access token made with “May decide my Inbox” decides the Inbox as its person",
+            details={"connectionId": connection.pk},
+            fix=wait(
+                "a person creates a personal access token with “May decide my Inbox” on the tokens page",
+                "get_my_work",
+            ),
+        )
+    return token.user

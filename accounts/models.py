@@ -276,6 +276,9 @@ class PersonalAccessToken(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    # May decide the person's Inbox over REST (accept, rework, later, drop, answer) as them;
+    # off by default, so a token handed to an agent cannot accept that agent's own work.
+    can_decide = models.BooleanField(default=False)
 
     class Meta:
         indexes = [models.Index(fields=["workspace", "user"])]

@@ -20,6 +20,7 @@ EXIT_CODES = {
     "idempotency_key_reused": USAGE,
     "attention_queue_full": WAIT,
     "plan_limit_reached": WAIT,
+    "forbidden": WAIT,
     "not_found": NOT_FOUND,
     "lease_lost": LEASE_LOST,
     "already_claimed": CONFLICT,

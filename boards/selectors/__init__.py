@@ -16,7 +16,13 @@ from boards.selectors.board import (
     holding_runs,
     trashed_tasks,
 )
-from boards.selectors.inbox import InboxEntry, attention_status, inbox_entries, inbox_for_user
+from boards.selectors.inbox import (
+    InboxEntry,
+    attention_status,
+    inbox_entries,
+    inbox_for_person,
+    inbox_for_user,
+)
 from boards.selectors.tasks import (
     Entry,
     RunView,
@@ -44,6 +50,7 @@ __all__ = [
     "dropped_tasks",
     "holding_runs",
     "inbox_entries",
+    "inbox_for_person",
     "inbox_for_user",
     "report_data",
     "run_timeline",
