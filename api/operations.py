@@ -20,9 +20,9 @@ from pydantic import Field
 
 from accounts.access import access_deciding_person
 from accounts.models import AgentConnection
-from api import listing
 from boards import limits, selectors, services
 from boards.access import access_board, access_inbox_item, access_question, access_task
+from boards.selectors import listing
 from hooks import selectors as hook_selectors
 from hooks import services as hook_services
 from hooks.access import access_subscription
