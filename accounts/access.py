@@ -9,7 +9,15 @@ from __future__ import annotations
 from django.contrib.auth.models import AnonymousUser
 from django.http import Http404
 
-from accounts.models import AgentConnection, Invitation, PersonalAccessToken, Seat, User, Workspace
+from accounts.models import (
+    AgentConnection,
+    Invitation,
+    PersonalAccessToken,
+    PlanChange,
+    Seat,
+    User,
+    Workspace,
+)
 from weft.errors import WeftError, not_found
 from weft.hints import wait
 
@@ -129,3 +137,11 @@ def access_deciding_person(connection: AgentConnection) -> User:
             ),
         )
     return token.user
+
+
+def access_plan_change(seat: Seat, change_id: int) -> PlanChange:
+    """A plan change of the seat's workspace (another workspace's answers 404)."""
+    found = PlanChange.objects.filter(workspace_id=seat.workspace_id, pk=change_id).first()
+    if found is None:
+        raise NotFound("plan change", change_id)
+    return found

@@ -404,3 +404,13 @@ LOGGING = {
     # The MCP SDK logs "Terminating session: None" at INFO for every stateless request.
     "loggers": {"mcp.server.streamable_http": {"level": "WARNING"}},
 }
+
+# Plan changes (accounts/payments.py): "recorded" (the operators invoice from the admin) or "stripe".
+WEFT_PAYMENTS = env_str("WEFT_PAYMENTS", "recorded")
+if WEFT_PAYMENTS not in {"recorded", "stripe"}:
+    raise ConfigError(
+        f"Weft configuration error: WEFT_PAYMENTS must be recorded or stripe, not {WEFT_PAYMENTS!r}."
+    )
+STRIPE_SECRET_KEY = env_str("STRIPE_SECRET_KEY", "")
+if WEFT_PAYMENTS == "stripe" and not STRIPE_SECRET_KEY:
+    raise ConfigError("Weft configuration error: STRIPE_SECRET_KEY is required when WEFT_PAYMENTS is stripe.")
