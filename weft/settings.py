@@ -114,6 +114,7 @@ INSTALLED_APPS = [
     "issues",
     "hooks",
     "api",
+    "notify",
 ]
 
 MIDDLEWARE = [
@@ -287,6 +288,7 @@ CELERY_BEAT_SCHEDULE = {
     "inbox-reminders": {"task": "boards.tasks.send_inbox_reminders", "schedule": 60.0},
     "trash-purge": {"task": "boards.tasks.purge_trash", "schedule": 3600.0},
     "webhook-deliveries": {"task": "hooks.deliver_due", "schedule": 5.0},
+    "push-messages": {"task": "notify.push_due", "schedule": 5.0},
     "idempotency-keys": {"task": "api.purge_idempotency_keys", "schedule": 3600.0},
 }
 # In the embedded default the server process runs the periodic work on a timer.
@@ -414,3 +416,18 @@ if WEFT_PAYMENTS not in {"recorded", "stripe"}:
 STRIPE_SECRET_KEY = env_str("STRIPE_SECRET_KEY", "")
 if WEFT_PAYMENTS == "stripe" and not STRIPE_SECRET_KEY:
     raise ConfigError("Weft configuration error: STRIPE_SECRET_KEY is required when WEFT_PAYMENTS is stripe.")
+
+# Web Push to people's phones (notify/): the VAPID key pair (base64url, as `vapid --gen` and
+# `notify.keys` print them) and the contact the push services see. Without a key, push is off.
+WEFT_VAPID_PRIVATE_KEY = env_str("WEFT_VAPID_PRIVATE_KEY", "")
+WEFT_VAPID_PUBLIC_KEY = env_str("WEFT_VAPID_PUBLIC_KEY", "")
+WEFT_VAPID_SUBJECT = env_str("WEFT_VAPID_SUBJECT", "mailto:operators@weft.invalid")
+if bool(WEFT_VAPID_PRIVATE_KEY) != bool(WEFT_VAPID_PUBLIC_KEY):
+    raise ConfigError(
+        "Weft configuration error: set both WEFT_VAPID_PRIVATE_KEY and WEFT_VAPID_PUBLIC_KEY, or neither."
+    )
+# The push services a browser's subscription may point at (notify.services.allowed_endpoint).
+WEFT_PUSH_HOSTS = env_list(
+    "WEFT_PUSH_HOSTS",
+    ["fcm.googleapis.com", "updates.push.services.mozilla.com", "web.push.apple.com", "*.notify.windows.com"],
+)
