@@ -207,6 +207,8 @@ def task(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse:
         "task": found,
         "runs": selectors.run_timeline(task=found, now=now),
         "history": selectors.task_history(task=found),
+        "comments": selectors.task_comments(task=found),
+        "comment_draft": request.session.pop(COMMENT_DRAFT_KEY, ""),
         "edit_form": TaskForm(initial=initial),
         "move_choices": MoveForm.base_fields["column"].choices,  # type: ignore[attr-defined]
         # Doing and Trash are reached by a claim and by Trash, never by Move: the select then
@@ -215,6 +217,23 @@ def task(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse:
         "now": now,
     }
     return render(request, "boards/task.html", context)
+
+
+@workspace_view
+@require_POST
+def comment_add(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse:
+    found = access_task(seat.workspace, task_id)
+    try:
+        services.comment_add(task=found, author=request.user, body=request.POST.get("body", ""))
+    except WeftError as error:
+        _error(request, error)
+        request.session[COMMENT_DRAFT_KEY] = str(request.POST.get("body", ""))[: limits.DESCRIPTION]
+    return redirect(
+        reverse("boards:task", kwargs={"slug": seat.workspace.slug, "task_id": found.pk}) + "#comments"
+    )
+
+
+COMMENT_DRAFT_KEY = "weft.comment_draft"
 
 
 @workspace_view
