@@ -1,0 +1,154 @@
+"""What every suite shares: the run's context, interleaved rounds, the meters and the report.
+
+A suite names its series, `interleave` runs them round after round in rotating order, and
+`Meter` records around each series what it cost per operation: the server's CPU, PostgreSQL's
+CPU, and the statements and SQL time pg_stat_statements saw. Each suite prints one table and
+writes artifacts/bench/<suite>.json.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench import infra
+from bench.stats import Sample, Summary, fmt, rotations, summarise, table
+
+Series = Callable[[], Awaitable[Sample]]
+
+
+@dataclass
+class Context:
+    cluster: infra.Cluster
+    redis_url: str
+    port: int
+    quick: bool
+    base: str = ""
+    results: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def resource(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api/mcp"
+
+    @property
+    def rounds(self) -> int:
+        return 3 if self.quick else 5
+
+
+@dataclass
+class Meter:
+    """Per-operation costs of one series: server and database CPU, statements, SQL time."""
+
+    ctx: Context
+    server_pid: int | None
+    started: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    def __enter__(self) -> Meter:
+        infra.sql_reset(self.ctx.cluster)
+        server = infra.cpu_seconds(self.server_pid) if self.server_pid else 0.0
+        self.started = (server, infra.cluster_cpu(self.ctx.cluster), time.process_time())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def per_op(self, completed: int) -> dict[str, float]:
+        server = infra.cpu_seconds(self.server_pid) if self.server_pid else 0.0
+        database = infra.cluster_cpu(self.ctx.cluster)
+        client = time.process_time()
+        statements, sql_ms = infra.sql_totals(self.ctx.cluster)
+        n = max(completed, 1)
+        return {
+            "server_cpu_ms": (server - self.started[0]) * 1000 / n if self.server_pid else math.nan,
+            "db_cpu_ms": (database - self.started[1]) * 1000 / n,
+            "client_cpu_ms": (client - self.started[2]) * 1000 / n,
+            "statements": statements / n,
+            "sql_ms": sql_ms / n,
+        }
+
+
+async def interleave(
+    ctx: Context, series: dict[str, tuple[Series, int | None]], *, rounds: int | None = None
+) -> dict[str, Summary]:
+    """Run each series once per round, in rotating order; each figure is the median of the rounds.
+
+    `series` maps a name to (run it once, the pid of the server it loads — None for peers that
+    report their own rate). A series that raises is recorded as an error, never dropped silently.
+    """
+    samples: dict[str, list[Sample]] = {name: [] for name in series}
+    extras: dict[str, dict[str, list[float]]] = {name: {} for name in series}
+    for order in rotations(list(series), rounds or ctx.rounds):
+        for name in order:
+            run, pid = series[name]
+            infra.wait_quiet()
+            with Meter(ctx, pid) as meter:
+                try:
+                    sample = await run()
+                except Exception as exc:
+                    print(f"  {name}: failed: {exc!r}"[:400], flush=True)
+                    sample = Sample(errors=1)
+                costs = meter.per_op(sample.completed)
+            samples[name].append(sample)
+            for key, value in {**costs, **getattr(sample, "extra", {})}.items():
+                extras[name].setdefault(key, []).append(value)
+            print(
+                f"  {name:<28} p50 {fmt(sample.p50_ms):>8} ms  p99 {fmt(sample.p99_ms):>8} ms"
+                f"  {fmt(sample.rate, 1):>8}/s  errors {sample.errors}",
+                flush=True,
+            )
+    return {name: summarise(name, samples[name], extras[name]) for name in series}
+
+
+def machine() -> dict[str, Any]:
+    load = os.getloadavg()
+    return {
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "loadavg_at_end": [round(v, 2) for v in load],
+    }
+
+
+def report(
+    ctx: Context, suite: str, summaries: dict[str, Summary], ratios: list[tuple[str, float, str]], notes: str
+) -> None:
+    """Print the suite's table and its ratios; write artifacts/bench/<suite>.json."""
+    rows = [
+        [
+            s.name,
+            fmt(s.p50_ms),
+            fmt(s.p99_ms),
+            fmt(s.rate, 1),
+            str(s.errors),
+            fmt(s.extra.get("server_cpu_ms", math.nan)),
+            fmt(s.extra.get("sql_ms", math.nan)),
+            fmt(s.extra.get("statements", math.nan), 1),
+        ]
+        for s in summaries.values()
+    ]
+    headers = ["series", "p50 ms", "p99 ms", "per s", "errors", "server CPU ms/op", "SQL ms/op", "stmts/op"]
+    print(f"\n## {suite} — median of {ctx.rounds} interleaved rounds{' (quick)' if ctx.quick else ''}")
+    print(table(headers, rows))
+    if ratios:
+        print(table(["ratio", "value", "target"], [[name, fmt(v, 3), target] for name, v, target in ratios]))
+    if notes:
+        print(notes)
+    infra.ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "suite": suite,
+        "quick": ctx.quick,
+        "rounds": ctx.rounds,
+        "machine": machine(),
+        "series": {name: s.as_json() for name, s in summaries.items()},
+        "ratios": {name: (None if math.isnan(v) else round(v, 4)) for name, v, _ in ratios},
+        "targets": {name: target for name, _, target in ratios},
+        "notes": notes,
+    }
+    ctx.results[suite] = payload
+    (infra.ARTIFACTS / f"{suite}.json").write_text(json.dumps(payload, indent=2) + "\n")

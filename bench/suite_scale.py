@@ -1,0 +1,2 @@
+async def run(ctx, **kw):
+    pass
