@@ -107,7 +107,7 @@ def tasks(where: Place, n: int, *, column: str | None = None, prefix: str = "Tas
     """`n` tasks on the place's board: all in `column`, or mostly Done with a tenth each in Todo and
     Backlog. Returns the ids of the Todo ones, in board order."""
     template = _template_task(where)
-    col = f"'{column}'" if column else f"{COLUMN_BY_TENTH}[(g % 10) + 1]"
+    col = f"'{column}'" if column else f"{COLUMN_BY_TENTH}[mod(g, 10) + 1]"
     clone(
         "boards_task",
         template,
@@ -145,7 +145,7 @@ def workspaces_beside(template: Place, n: int, tasks_each: int) -> None:
     clone(
         "boards_task",
         task_template,
-        {"title": "'Other task ' || g", "column": f"{COLUMN_BY_TENTH}[(g % 10) + 1]", "position": "g::float",
+        {"title": "'Other task ' || g", "column": f"{COLUMN_BY_TENTH}[mod(g, 10) + 1]", "position": "g::float",
          "workspace_id": "b.workspace_id", "board_id": "b.id"},
         "boards_board b JOIN accounts_workspace w ON w.id = b.workspace_id, generate_series(1, %s) g",
         [tasks_each, f"{marker}-%"],
