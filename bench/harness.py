@@ -29,6 +29,7 @@ class Context:
     redis_url: str
     port: int
     quick: bool
+    profile: bool = False
     base: str = ""
     results: dict[str, Any] = field(default_factory=dict)
 
@@ -83,7 +84,8 @@ async def interleave(
     """
     samples: dict[str, list[Sample]] = {name: [] for name in series}
     extras: dict[str, dict[str, list[float]]] = {name: {} for name in series}
-    for order in rotations(list(series), rounds or ctx.rounds):
+    plan = rotations(list(series), rounds or ctx.rounds)
+    for number, order in enumerate(plan, 1):
         for name in order:
             run, pid = series[name]
             infra.wait_quiet()
@@ -94,6 +96,8 @@ async def interleave(
                     print(f"  {name}: failed: {exc!r}"[:400], flush=True)
                     sample = Sample(errors=1)
                 costs = meter.per_op(sample.completed)
+                if number == len(plan):
+                    ctx.results.setdefault("top_sql", {})[name] = infra.sql_top(ctx.cluster)
             samples[name].append(sample)
             for key, value in {**costs, **getattr(sample, "extra", {})}.items():
                 extras[name].setdefault(key, []).append(value)
@@ -102,6 +106,8 @@ async def interleave(
                 f"  {fmt(sample.rate, 1):>8}/s  errors {sample.errors}",
                 flush=True,
             )
+    if ctx.profile:
+        await profiled(ctx, series)
     return {name: summarise(name, samples[name], extras[name]) for name in series}
 
 
@@ -152,3 +158,103 @@ def report(
     }
     ctx.results[suite] = payload
     (infra.ARTIFACTS / f"{suite}.json").write_text(json.dumps(payload, indent=2) + "\n")
+
+
+LAYERS = (
+    ("django/db/", "Django ORM"),
+    ("psycopg", "psycopg"),
+    ("django/", "Django (other)"),
+    ("oauth2_provider/", "Django (other)"),
+    ("mcp/", "MCP SDK"),
+    ("pydantic", "pydantic"),
+    ("starlette/", "Starlette"),
+    ("uvicorn/", "uvicorn"),
+    ("h11/", "uvicorn"),
+    ("httptools/", "uvicorn"),
+    ("asgiref/", "asgiref (sync_to_async)"),
+    ("channels", "Channels"),
+    ("redis/", "redis client"),
+    ("asyncio/", "asyncio"),
+    ("threading.py", "threads"),
+    ("concurrent/", "threads"),
+    ("json/", "json"),
+    ("logging/", "logging"),
+    *(
+        (f"{package}/", "Weft's own code")
+        for package in ("boards", "accounts", "weft", "api", "issues", "hooks")
+    ),
+)
+
+
+# py-spy samples threads that are not idle by its heuristics, which counts some waits: these name them.
+WAITS = (
+    ("EpollSelector.select", "idle"),
+    ("_execute_send (psycopg", "waiting on PostgreSQL"),
+    ("Connection.wait (psycopg", "waiting on PostgreSQL"),
+    ("_worker (concurrent", "thread hand-off (sync_to_async)"),
+    ("ThreadPoolExecutor.submit", "thread hand-off (sync_to_async)"),
+    ("_write_to_self (asyncio", "thread hand-off (sync_to_async)"),
+)
+
+
+def _bucket(frame: str) -> str:
+    """Which layer a py-spy frame (`function (path/file.py:line)`) is in: a named wait, else by file."""
+    for needle, name in WAITS:
+        if needle in frame:
+            return name
+    path = frame.rpartition(" (")[2]
+    for prefix, name in LAYERS:
+        if path.startswith(prefix):
+            return name
+    return "other"
+
+
+def profile_summary(raw: str) -> dict[str, float]:
+    """Share of the server's busy samples per layer of the leaf frame (self time; the event loop's
+    idle wait left out, the waits py-spy counts named), and the share in sync_to_async's threads."""
+    counts: dict[str, int] = {}
+    in_thread = 0
+    for line in raw.splitlines():
+        stack, _, n = line.rpartition(" ")
+        if not stack or not n.isdigit():
+            continue
+        layer = _bucket(stack.split(";")[-1])
+        if layer == "idle":
+            continue
+        counts[layer] = counts.get(layer, 0) + int(n)
+        in_thread += int(n) if "SyncToAsync.thread_handler" in stack else 0
+    total = sum(counts.values()) or 1
+    shares = {k: round(v / total, 3) for k, v in sorted(counts.items(), key=lambda kv: -kv[1])}
+    return {**shares, "(inclusive) in sync_to_async threads": round(in_thread / total, 3), "samples": total}
+
+
+async def profiled(ctx: Context, series: dict[str, tuple[Series, int | None]]) -> None:
+    """One more, untimed pass of each server series under py-spy (--profile): where the CPU goes."""
+    import signal
+    import subprocess
+
+    spy = infra.py_spy()
+    if spy is None:
+        print("  py-spy is not in .venv-bench: no profile")
+        return
+    profiles = ctx.results.setdefault("profiles", {})
+    for name, (run, pid) in series.items():
+        if pid is None:
+            continue
+        out = infra.ARTIFACTS / f"profile-{''.join(c if c.isalnum() else '-' for c in name)}.txt"
+        infra.ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.Popen(
+            [str(spy), "record", "--pid", str(pid), "--rate", "250", "--format", "raw", "--nonblocking",
+             "--output", str(out)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        time.sleep(1.0)
+        try:
+            await run()
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(30)
+        if out.exists():
+            profiles[name] = summary = profile_summary(out.read_text())
+            top = ", ".join(f"{k} {v:.0%}" for k, v in list(summary.items())[:7] if k != "samples")
+            print(f"  profile {name}: {top}", flush=True)

@@ -124,6 +124,21 @@ def sql_totals(cluster: Cluster) -> tuple[int, float]:
     return int(row[0]), float(row[1])
 
 
+def sql_top(cluster: Cluster, limit: int = 6) -> list[dict[str, Any]]:
+    """The statements that took the most execution time since the last reset (lock waits included)."""
+    with cluster.connect() as conn:
+        rows = conn.execute(
+            "SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 220), calls, total_exec_time,"
+            " mean_exec_time FROM pg_stat_statements WHERE query NOT ILIKE '%%pg_stat_statements%%'"
+            " ORDER BY total_exec_time DESC LIMIT %s",
+            [limit],
+        ).fetchall()
+    return [
+        {"query": q, "calls": int(c), "total_ms": round(float(t), 2), "mean_ms": round(float(m), 3)}
+        for q, c, t, m in rows
+    ]
+
+
 def sql_reset(cluster: Cluster) -> None:
     with cluster.connect() as conn:
         conn.execute("SELECT pg_stat_statements_reset()")
@@ -200,6 +215,12 @@ def peer(script: str, *args: str, timeout: float = 600) -> dict[str, Any]:
         raise RuntimeError(f"{script} failed ({done.returncode}): {done.stderr[-2000:]}")
     answer: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return answer
+
+
+def py_spy() -> Path | None:
+    """py-spy from the bench environment (bench/requirements.txt), if it is there."""
+    path = BENCH_PYTHON.parent / "py-spy"
+    return path if path.exists() else None
 
 
 def wait_quiet(seconds: float = 0.3) -> None:

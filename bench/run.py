@@ -45,6 +45,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer calls and rounds, 20k tasks (CI)")
     parser.add_argument("--only", default=",".join(SUITES), help="comma-separated suites")
     parser.add_argument("--large", type=int, default=None, help="tasks in the large workspace")
+    parser.add_argument("--profile", action="store_true", help="one more pass of each series under py-spy")
     args = parser.parse_args(argv)
     suites = [s for s in args.only.split(",") if s]
     unknown = set(suites) - set(SUITES)
@@ -68,7 +69,9 @@ def main(argv: list[str]) -> int:
         _setup_django(cluster.url)
         from bench.harness import Context, machine
 
-        ctx = Context(cluster=cluster, redis_url=redis_url, port=free_port(), quick=args.quick)
+        ctx = Context(
+            cluster=cluster, redis_url=redis_url, port=free_port(), quick=args.quick, profile=args.profile
+        )
         ctx.results["large"] = args.large
         print(f"Weft benchmarks{' (quick)' if args.quick else ''}: {machine()}", flush=True)
         failed = asyncio.run(_run(ctx, suites, args.large))
@@ -96,7 +99,7 @@ async def _run(ctx: object, suites: list[str], large: int | None) -> list[str]:
         await runners[suite](ctx)
     failed = []
     for name, payload in ctx.results.items():
-        if isinstance(payload, dict):
+        if name in SUITES and isinstance(payload, dict):
             failed += [f"{name}/{s}" for s, data in payload.get("series", {}).items() if data.get("errors")]
     return failed
 

@@ -145,8 +145,8 @@ def workspaces_beside(template: Place, n: int, tasks_each: int) -> None:
     clone(
         "boards_task",
         task_template,
-        {"title": "'Other task ' || g", "column": f"{COLUMN_BY_TENTH}[mod(g, 10) + 1]", "position": "g::float",
-         "workspace_id": "b.workspace_id", "board_id": "b.id"},
+        {"title": "'Other task ' || g", "column": f"{COLUMN_BY_TENTH}[mod(g, 10) + 1]",
+         "position": "g::float", "workspace_id": "b.workspace_id", "board_id": "b.id"},
         "boards_board b JOIN accounts_workspace w ON w.id = b.workspace_id, generate_series(1, %s) g",
         [tasks_each, f"{marker}-%"],
         where="w.slug LIKE %s",

@@ -16,11 +16,11 @@ from bench.stats import ratio
 
 
 async def run(ctx: Context) -> None:
-    count, warmup = (100, 20) if ctx.quick else (300, 30)
-    hot = (200, 20) if ctx.quick else (800, 40)
+    count, warmup = (60, 10) if ctx.quick else (300, 30)
+    hot = (120, 16) if ctx.quick else (800, 48)
     where = await sync_to_async(seed.place)("MCP")
     agent = await sync_to_async(seed.agent)(where, ctx.resource, "mcp-bench")
-    todo = await sync_to_async(seed.tasks)(where, (count + warmup) * ctx.rounds + 50, column="todo")
+    todo = await sync_to_async(seed.tasks)(where, (count + warmup) * (ctx.rounds + 1) + 50, column="todo")
     ids = iter(todo)
     with infra.weft_server(ctx.cluster.url, ctx.redis_url, ctx.port) as weft, infra.bare_server() as bare:
         weft_clients = [McpClient(weft.base, agent.token) for _ in range(16)]

@@ -50,12 +50,12 @@ def _seed(ctx: Context, large: int, beside: int, beside_tasks: int, claims: int)
 async def run(ctx: Context, *, large: int | None = None) -> None:
     large = large or (20_000 if ctx.quick else 1_000_000)
     beside, beside_tasks = (1_000, 10) if ctx.quick else (1_000, 100)
-    count, warmup = (30, 5) if ctx.quick else (60, 10)
+    count, warmup = (15, 3) if ctx.quick else (60, 10)
     board_cap = 30.0 if ctx.quick else 120.0
     print(
         f"  seeding {SMALL} and {large} tasks, {beside} workspaces beside of {beside_tasks} each", flush=True
     )
-    seeded = await sync_to_async(_seed)(ctx, large, beside, beside_tasks, (count + warmup) * ctx.rounds)
+    seeded = await sync_to_async(_seed)(ctx, large, beside, beside_tasks, (count + warmup) * (ctx.rounds + 1))
     print(f"  seeded in {seeded['seconds']:.1f} s", flush=True)
     with infra.weft_server(ctx.cluster.url, ctx.redis_url, ctx.port) as weft:
         pid = weft.proc.pid
@@ -123,7 +123,7 @@ async def run(ctx: Context, *, large: int | None = None) -> None:
             async def series() -> Sample:
                 if name in timed_out:
                     return Sample()  # one timeout is the answer; more would only load the server
-                n, w = (10, 2) if ctx.quick else (20, 2)
+                n, w = (3, 1) if ctx.quick else (20, 2)
                 return await drive(once, concurrency=1, count=n, warmup=w, max_seconds=board_cap)
 
             return series
