@@ -71,6 +71,8 @@ class Meter:
             "client_cpu_ms": (client - self.started[2]) * 1000 / n,
             "statements": statements / n,
             "sql_ms": sql_ms / n,
+            # The machine is shared: the 1-minute load average when the series ended says how busy.
+            "load1": os.getloadavg()[0],
         }
 
 
