@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench import infra
-from bench.stats import Sample, Summary, fmt, rotations, summarise, table
+from bench.stats import Sample, Summary, fmt, rotations, summarise
 
 Series = Callable[[], Awaitable[Sample]]
 
@@ -116,6 +116,7 @@ async def interleave(
 def machine() -> dict[str, Any]:
     load = os.getloadavg()
     return {
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "cpus": os.cpu_count(),
         "platform": platform.platform(),
         "python": platform.python_version(),
@@ -127,26 +128,8 @@ def report(
     ctx: Context, suite: str, summaries: dict[str, Summary], ratios: list[tuple[str, float, str]], notes: str
 ) -> None:
     """Print the suite's table and its ratios; write artifacts/bench/<suite>.json."""
-    rows = [
-        [
-            s.name,
-            fmt(s.p50_ms),
-            fmt(s.p99_ms),
-            fmt(s.rate, 1),
-            str(s.errors),
-            fmt(s.extra.get("server_cpu_ms", math.nan)),
-            fmt(s.extra.get("sql_ms", math.nan)),
-            fmt(s.extra.get("statements", math.nan), 1),
-        ]
-        for s in summaries.values()
-    ]
-    headers = ["series", "p50 ms", "p99 ms", "per s", "errors", "server CPU ms/op", "SQL ms/op", "stmts/op"]
-    print(f"\n## {suite} — median of {ctx.rounds} interleaved rounds{' (quick)' if ctx.quick else ''}")
-    print(table(headers, rows))
-    if ratios:
-        print(table(["ratio", "value", "target"], [[name, fmt(v, 3), target] for name, v, target in ratios]))
-    if notes:
-        print(notes)
+    from bench.render import suite_markdown
+
     infra.ARTIFACTS.mkdir(parents=True, exist_ok=True)
     payload = {
         "suite": suite,
@@ -158,6 +141,7 @@ def report(
         "targets": {name: target for name, _, target in ratios},
         "notes": notes,
     }
+    print("\n" + suite_markdown(payload), flush=True)
     ctx.results[suite] = payload
     (infra.ARTIFACTS / f"{suite}.json").write_text(json.dumps(payload, indent=2) + "\n")
 

@@ -76,7 +76,15 @@ def main(argv: list[str]) -> int:
         print(f"Weft benchmarks{' (quick)' if args.quick else ''}: {machine()}", flush=True)
         failed = asyncio.run(_run(ctx, suites, args.large))
     print(f"\nbench done in {time.monotonic() - began:.0f} s; JSON under {infra.ARTIFACTS}")
-    (infra.ARTIFACTS / "summary.json").write_text(json.dumps(ctx.results, indent=2, default=str) + "\n")
+    # Suites run alone (--only) update their part of the summary; each part says when it ran.
+    summary = infra.ARTIFACTS / "summary.json"
+    merged = json.loads(summary.read_text()) if summary.exists() else {}
+    for key, value in ctx.results.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict) and key not in SUITES:
+            merged[key].update(value)
+        else:
+            merged[key] = value
+    summary.write_text(json.dumps(merged, indent=2, default=str) + "\n")
     if failed:
         print(f"series with errors: {', '.join(failed)}", file=sys.stderr)
         return 1

@@ -4,7 +4,8 @@ Same PostgreSQL, same run, interleaved: Weft's cycle (16 agents, each its own OA
 token and keep-alive connection, each claiming its own Todo tasks), the cycle with
 `complete_task(startNext: true)` when the server offers the argument, pgqueuer (batch 1 and 10,
 16 workers) and procrastinate (one worker, concurrency 16) draining no-op jobs, and the claim
-and completion as raw SQL through pgbench at 16 clients — the ceiling.
+and completion as raw SQL through pgbench at 16 clients — the ceiling: Weft's own statements with
+none of the Python around them.
 """
 
 from __future__ import annotations
@@ -134,10 +135,11 @@ def _insert(cursor: psycopg.Cursor[Any], table: str, values: dict[str, str]) -> 
 def pgbench_script(cluster: infra.Cluster, path: Path) -> None:
     """The claim and the completion as Weft writes them, two transactions, as one pgbench transaction.
 
-    Claim: pick a Todo task with FOR UPDATE SKIP LOCKED (the queue's shape), move it to Doing with
-    the conditional UPDATE on (id, epoch, column) boards/services/claim.py makes, insert the run
-    and the run.started event. Completion: the fenced UPDATE of the run (token, epoch, live,
-    unexpired), the report, the task to Done, the run.completed event.
+    Claim: the task's row read by id (an agent claims the id get_my_work named; here each client
+    takes the next id of a queue table, a primary-key lookup), then the conditional UPDATE on (id,
+    epoch, column) boards/services/claim.py makes, the run and the run.started event. Completion:
+    the fenced UPDATE of the run (token, epoch, live, unexpired), the report, the task to Done, the
+    run.completed event.
     """
     with cluster.connect() as conn, conn.cursor() as cursor:
         run = _insert(cursor, "boards_run", {
@@ -156,11 +158,13 @@ def pgbench_script(cluster: infra.Cluster, path: Path) -> None:
             "created_at": "now()",
         })  # fmt: skip
         completed = started.replace("'run.started'", "'run.completed'")
+        cursor.execute("CREATE TABLE IF NOT EXISTS bench_claim_queue (n bigint PRIMARY KEY, task_id bigint)")
+        cursor.execute("CREATE SEQUENCE IF NOT EXISTS bench_claim_next")
     path.write_text(
         "BEGIN;\n"
-        "SELECT id AS picked, epoch AS old_epoch FROM boards_task"
-        " WHERE workspace_id = :ws AND \"column\" = 'todo' "
-        " ORDER BY priority DESC, position, id LIMIT 1 FOR UPDATE SKIP LOCKED \\gset\n"
+        "SELECT t.id AS picked, t.epoch AS old_epoch FROM bench_claim_queue q JOIN boards_task t"
+        " ON t.id = q.task_id WHERE q.n = (SELECT nextval('bench_claim_next'))"
+        " AND t.workspace_id = :ws \\gset\n"
         "UPDATE boards_task SET epoch = epoch + 1, \"column\" = 'doing', assignee_connection_id = :conn,"
         " updated_at = now() WHERE id = :picked AND epoch = :old_epoch AND \"column\" = 'todo'"
         " RETURNING id AS task_id, epoch \\gset\n"
@@ -178,6 +182,18 @@ def pgbench_script(cluster: infra.Cluster, path: Path) -> None:
         f"{completed};\n"
         "COMMIT;\n"
     )
+
+
+def fill_claim_queue(cluster: infra.Cluster, task_ids: list[int]) -> None:
+    """The ids pgbench's clients claim, one each in turn (bench_claim_next numbers them)."""
+    with cluster.connect() as conn:
+        conn.execute("TRUNCATE bench_claim_queue")
+        conn.execute(
+            "INSERT INTO bench_claim_queue SELECT n, id"
+            " FROM unnest(%s::bigint[]) WITH ORDINALITY AS u(id, n)",
+            [task_ids],
+        )
+        conn.execute("ALTER SEQUENCE bench_claim_next RESTART WITH 1")
 
 
 def pgbench(cluster: infra.Cluster, script: Path, where: seed.Place, conn_id: int, per_client: int) -> Sample:
@@ -249,7 +265,8 @@ async def run(ctx: Context) -> None:
             return go
 
         async def ceiling_cycle() -> Sample:
-            await sync_to_async(seed.tasks)(ceiling, AGENTS * per_client, column="todo")
+            ids = await sync_to_async(seed.tasks)(ceiling, AGENTS * per_client, column="todo")
+            await sync_to_async(fill_claim_queue)(ctx.cluster, ids)
             return await sync_to_async(pgbench)(
                 ctx.cluster, script, ceiling, ceiling_agent.connection_id, per_client
             )
