@@ -30,6 +30,8 @@ ARTIFACTS = ROOT / "artifacts" / "bench"
 # The peers' own environment (make bench builds it from bench/requirements.txt).
 BENCH_PYTHON = Path(os.environ.get("WEFT_BENCH_PYTHON", ROOT / ".venv-bench" / "bin" / "python"))
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# The checkout whose Weft is measured (--product): this one by default, or another branch's export.
+PRODUCT = ROOT
 
 
 @dataclass
@@ -150,11 +152,11 @@ class Server:
     proc: subprocess.Popen[bytes]
 
 
-def _serve(app: str, env: dict[str, str], port: int) -> Iterator[Server]:
+def _serve(app: str, env: dict[str, str], port: int, cwd: Path = ROOT) -> Iterator[Server]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port),
          "--lifespan", "on", "--log-level", "warning", "--workers", "1"],
-        cwd=ROOT,
+        cwd=cwd,
         env=env,
     )  # fmt: skip
     try:
@@ -187,7 +189,8 @@ def weft_env(database_url: str, redis_url: str) -> dict[str, str]:
 @contextlib.contextmanager
 def weft_server(database_url: str, redis_url: str, port: int) -> Iterator[Server]:
     """Weft under uvicorn, one worker, on `port` (the bench keeps one port: tokens name its URL)."""
-    yield from _serve("weft.asgi:application", server_env(weft_env(database_url, redis_url), port), port)
+    env = server_env(weft_env(database_url, redis_url), port)
+    yield from _serve("weft.asgi:application", env, port, cwd=PRODUCT)
 
 
 @contextlib.contextmanager

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from contextlib import ExitStack
+from pathlib import Path
 
 from bench import infra
 
@@ -46,6 +47,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--only", default=",".join(SUITES), help="comma-separated suites")
     parser.add_argument("--large", type=int, default=None, help="tasks in the large workspace")
     parser.add_argument("--profile", action="store_true", help="one more pass of each series under py-spy")
+    parser.add_argument(
+        "--product",
+        default=None,
+        help="measure the Weft in this directory (e.g. another branch's git archive)",
+    )
     args = parser.parse_args(argv)
     suites = [s for s in args.only.split(",") if s]
     unknown = set(suites) - set(SUITES)
@@ -53,6 +59,10 @@ def main(argv: list[str]) -> int:
         parser.error(f"unknown suites: {sorted(unknown)}")
     from tests.servers import free_port, redis_server
 
+    if args.product:
+        infra.PRODUCT = Path(args.product).resolve()
+        # The harness's own seeding must use the measured checkout's models.
+        sys.path.insert(0, str(infra.PRODUCT))
     began = time.monotonic()
     with ExitStack() as stack:
         cluster = stack.enter_context(infra.postgres())
@@ -63,7 +73,7 @@ def main(argv: list[str]) -> int:
             "DJANGO_SETTINGS_MODULE": "weft.settings",
         }
         subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput"], cwd=infra.ROOT, env=env, check=True,
+            [sys.executable, "manage.py", "migrate", "--noinput"], cwd=infra.PRODUCT, env=env, check=True,
             capture_output=True,
         )  # fmt: skip
         _setup_django(cluster.url)
@@ -73,6 +83,7 @@ def main(argv: list[str]) -> int:
             cluster=cluster, redis_url=redis_url, port=free_port(), quick=args.quick, profile=args.profile
         )
         ctx.results["large"] = args.large
+        ctx.results["product"] = {"dir": str(infra.PRODUCT), "commit": _commit(infra.PRODUCT)}
         print(f"Weft benchmarks{' (quick)' if args.quick else ''}: {machine()}", flush=True)
         failed = asyncio.run(_run(ctx, suites, args.large))
     print(f"\nbench done in {time.monotonic() - began:.0f} s; JSON under {infra.ARTIFACTS}")
@@ -89,6 +100,15 @@ def main(argv: list[str]) -> int:
         print(f"series with errors: {', '.join(failed)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _commit(directory: Path) -> str:
+    """The measured checkout's commit (an export records it in .bench-commit)."""
+    marker = directory / ".bench-commit"
+    if marker.exists():
+        return marker.read_text().strip()
+    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=directory, capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
 
 
 async def _run(ctx: object, suites: list[str], large: int | None) -> list[str]:
