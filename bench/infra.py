@@ -26,7 +26,7 @@ from tests.mcp.server_process import server_env
 from tests.servers import _as, _pg_user, _wait_for_port, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
-ARTIFACTS = ROOT / "artifacts" / "bench"
+ARTIFACTS = Path(os.environ.get("WEFT_BENCH_ARTIFACTS", ROOT / "artifacts" / "bench"))
 # The peers' own environment (make bench builds it from bench/requirements.txt).
 BENCH_PYTHON = Path(os.environ.get("WEFT_BENCH_PYTHON", ROOT / ".venv-bench" / "bin" / "python"))
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
