@@ -227,7 +227,7 @@ async def run(ctx: Context) -> None:
     ceiling_agent = await sync_to_async(seed.agent)(ceiling, ctx.resource, "pgbench")
     plain_ids = await sync_to_async(seed.tasks)(plain, need * AGENTS, column="todo")
     next_ids = await sync_to_async(seed.tasks)(nexts, need * AGENTS, column="todo")
-    script = Path("/tmp") / f"weft-bench-claim-{ctx.port}.sql"
+    script = ctx.cluster.data.parent / "claim.sql"  # removed with the cluster
     await sync_to_async(pgbench_script)(ctx.cluster, script)
 
     def own(ids: list[int]) -> list[list[int]]:
