@@ -218,7 +218,7 @@ def pgbench(cluster: infra.Cluster, script: Path, where: seed.Place, conn_id: in
 async def run(ctx: Context) -> None:
     per_agent = 4 if ctx.quick else 25
     cycles = AGENTS * per_agent
-    jobs = 300 if ctx.quick else 2000
+    jobs = 200 if ctx.quick else 2000
     per_client = 20 if ctx.quick else 150
     need = (per_agent + 2) * (ctx.rounds + 1) + 10
     plain, nexts, ceiling = [await sync_to_async(seed.place)(n) for n in ("Cycle", "Cycle next", "Ceiling")]

@@ -16,8 +16,8 @@ from bench.stats import ratio
 
 
 async def run(ctx: Context) -> None:
-    count, warmup = (60, 10) if ctx.quick else (300, 30)
-    hot = (120, 16) if ctx.quick else (800, 48)
+    count, warmup = (40, 8) if ctx.quick else (300, 30)
+    hot = (96, 16) if ctx.quick else (800, 48)
     where = await sync_to_async(seed.place)("MCP")
     agent = await sync_to_async(seed.agent)(where, ctx.resource, "mcp-bench")
     todo = await sync_to_async(seed.tasks)(where, (count + warmup) * (ctx.rounds + 1) + 50, column="todo")

@@ -97,7 +97,7 @@ async def push_round(
 
 
 async def run(ctx: Context) -> None:
-    many, events = (30, 15) if ctx.quick else (200, 60)
+    many, events = (30, 12) if ctx.quick else (200, 60)
     where = await sync_to_async(seed.place)("Push")
     writer_agent = await sync_to_async(seed.agent)(where, ctx.resource, "push-writer")
     cookie = await sync_to_async(_session_cookie)(where.owner)

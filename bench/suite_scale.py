@@ -50,7 +50,7 @@ def _seed(ctx: Context, large: int, beside: int, beside_tasks: int, claims: int)
 async def run(ctx: Context, *, large: int | None = None) -> None:
     large = large or (20_000 if ctx.quick else 1_000_000)
     beside, beside_tasks = (1_000, 10) if ctx.quick else (1_000, 100)
-    count, warmup = (15, 3) if ctx.quick else (60, 10)
+    count, warmup = (12, 3) if ctx.quick else (60, 10)
     board_cap = 30.0 if ctx.quick else 120.0
     print(
         f"  seeding {SMALL} and {large} tasks, {beside} workspaces beside of {beside_tasks} each", flush=True
