@@ -88,9 +88,9 @@ def _dollars(proration: Any) -> dict[str, float | bool]:
 
 @login_required
 def plan_change(request: HttpRequest, slug: str) -> HttpResponse:
+    seat = access_seat(_user(request), slug)
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
-    seat = access_seat(_user(request), slug)
     plan_code, period = request.POST.get("plan", ""), request.POST.get("period", "")
     base = request.build_absolute_uri(reverse("workspace_plan", kwargs={"slug": slug}))
     try:
