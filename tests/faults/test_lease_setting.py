@@ -1,4 +1,4 @@
-"""WEFT_LEASE_SECONDS compresses every lease for a fault run; unset, the lease is the contract's 20 minutes."""
+"""WEFT_LEASE_SECONDS compresses every lease for a fault run; unset, a lease is the 20 minutes."""
 
 from __future__ import annotations
 
