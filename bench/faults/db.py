@@ -45,36 +45,44 @@ def seed(name: str, agents: int, tasks: int) -> dict[str, Any]:
     return {"workspace": ws.pk, "tokens": secrets[:-1], "probe": secrets[-1], "tasks": ids}
 
 
-def dump(workspace_id: int, run_dir: Path) -> dict[str, int]:
-    """The workspace's event log and runs as JSONL, in position and start order."""
+def records(workspace_id: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The workspace's event log (position order) and runs (start order), as the checker reads them."""
     from boards.models import Run
     from weft.models import Event
 
-    with (run_dir / "events.jsonl").open("w") as out:
-        events = Event.objects.filter(workspace_id=workspace_id).order_by("position", "id")
-        for event in events.iterator():
-            row = {
-                "position": event.position,
-                "type": event.type,
-                "entity_type": event.entity_type,
-                "entity_id": event.entity_id,
-                "payload": event.payload,
-                "epoch": event.epoch,
-            }
-            out.write(json.dumps(row) + "\n")
-    with (run_dir / "runs.jsonl").open("w") as out:
-        for run in Run.objects.filter(workspace_id=workspace_id).order_by("started_at").iterator():
-            row = {
-                "run_id": str(run.run_id),
-                "task_id": run.task_id,
-                "epoch": run.epoch,
-                "state": run.state,
-                "started_at": run.started_at.isoformat(),
-                "ended_at": run.ended_at.isoformat() if run.ended_at else None,
-                "lease_expires_at": run.lease_expires_at.isoformat() if run.lease_expires_at else None,
-            }
-            out.write(json.dumps(row) + "\n")
-    return {"events": events.count(), "runs": Run.objects.filter(workspace_id=workspace_id).count()}
+    events = [
+        {
+            "position": event.position,
+            "type": event.type,
+            "entity_type": event.entity_type,
+            "entity_id": event.entity_id,
+            "payload": event.payload,
+            "epoch": event.epoch,
+        }
+        for event in Event.objects.filter(workspace_id=workspace_id).order_by("position", "id").iterator()
+    ]
+    runs = [
+        {
+            "run_id": str(run.run_id),
+            "task_id": run.task_id,
+            "epoch": run.epoch,
+            "state": run.state,
+            "started_at": run.started_at.isoformat(),
+            "ended_at": run.ended_at.isoformat() if run.ended_at else None,
+            "lease_expires_at": run.lease_expires_at.isoformat() if run.lease_expires_at else None,
+        }
+        for run in Run.objects.filter(workspace_id=workspace_id).order_by("started_at").iterator()
+    ]
+    return events, runs
+
+
+def dump(workspace_id: int, run_dir: Path) -> dict[str, int]:
+    """RUN_DIR/events.jsonl and RUN_DIR/runs.jsonl of the workspace."""
+    events, runs = records(workspace_id)
+    for name, rows in (("events", events), ("runs", runs)):
+        with (run_dir / f"{name}.jsonl").open("w") as out:
+            out.writelines(json.dumps(row) + "\n" for row in rows)
+    return {"events": len(events), "runs": len(runs)}
 
 
 if __name__ == "__main__":
