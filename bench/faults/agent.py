@@ -19,7 +19,10 @@ import httpx
 
 MAX_CALLS = 50_000
 # Answers worth retrying the same call for: the server or its database was away for a moment.
-RETRIABLE = frozenset({"transport", "unavailable", "internal_error", "http_502", "http_503", "http_500"})
+# "conflict": the first request with the same Idempotency-Key is still running.
+RETRIABLE = frozenset(
+    {"transport", "unavailable", "internal_error", "conflict", "http_502", "http_503", "http_500"}
+)
 RETRIES = 20
 
 
@@ -28,12 +31,17 @@ class Agent:
         self.client, self.name, self.out, self.lease = client, name, out, lease
         self.calls = 0
 
-    async def call(self, op: str, path: str, body: dict[str, Any], **record: Any) -> dict[str, Any]:
+    async def call(
+        self, op: str, path: str, body: dict[str, Any], key: str = "", **record: Any
+    ) -> dict[str, Any]:
         """One request and its answer, recorded; the answer's JSON (`{}` when there was none)."""
         self.calls += 1
         sent = time.time()
+        headers = {"Idempotency-Key": key} if key else {}
+        if key:
+            record["key"] = key
         try:
-            response = await self.client.post(path, json=body)
+            response = await self.client.post(path, json=body, headers=headers)
             answer: dict[str, Any] = (
                 response.json() if "json" in response.headers.get("content-type", "") else {}
             )
@@ -60,10 +68,12 @@ class Agent:
         return {**answer, "_outcome": outcome}
 
     async def retried(self, op: str, path: str, body: dict[str, Any], **record: Any) -> dict[str, Any]:
-        """The call again while the answer is retriable (bounded), as a careful client does."""
+        """The call again while the answer is retriable (bounded), as a careful client does: with
+        one Idempotency-Key, so a write that was applied but not answered is answered on retry."""
         answer: dict[str, Any] = {}
+        key = f"{self.name}-{op}-{self.calls}-{random.getrandbits(32):08x}"
         for attempt in range(RETRIES):
-            answer = await self.call(op, path, body, attempt=attempt, **record)
+            answer = await self.call(op, path, body, key=key, attempt=attempt, **record)
             if answer["_outcome"] not in RETRIABLE:
                 break
             await asyncio.sleep(0.25)
