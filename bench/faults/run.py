@@ -42,10 +42,11 @@ class Scale:
     seconds: float
     tasks_per_agent: int
     lease: float
+    rounds: int
 
 
-QUICK = Scale(agents=4, seconds=14, tasks_per_agent=400, lease=2.0)
-FULL = Scale(agents=6, seconds=110, tasks_per_agent=3000, lease=2.0)
+QUICK = Scale(agents=4, seconds=10, tasks_per_agent=400, lease=2.0, rounds=1)
+FULL = Scale(agents=6, seconds=240, tasks_per_agent=1500, lease=2.0, rounds=4)
 
 
 @dataclass
@@ -134,6 +135,19 @@ def start_server(ctx: Context, *, workers: int = 0, database_url: str | None = N
     ctx.server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=log)
     _wait_for_port(port, 60, "Weft")
     ctx.base = f"http://127.0.0.1:{port}"
+    _wait_for_answers(ctx.base, workers)
+
+
+def _wait_for_answers(base: str, workers: int) -> None:
+    """Until Weft answers: gunicorn listens before its workers have loaded it."""
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.get(f"{base}/api/v1/work", timeout=10)
+            break
+        time.sleep(0.2)
+    if workers:
+        time.sleep(3)  # the other workers load meanwhile; one answering does not wait for them
 
 
 def stop_server(ctx: Context) -> None:
@@ -264,10 +278,15 @@ def _alive(pid: int) -> bool:
 
 
 def _durable(url: str) -> None:
-    """The throwaway cluster runs with synchronous_commit off; a crash test needs commits durable."""
+    """The throwaway cluster runs with synchronous_commit off (its command line, which ALTER SYSTEM
+    cannot override), so a crash loses the last commits, as PostgreSQL documents. A crash test
+    needs commits durable: the database's own setting applies to every session."""
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("ALTER SYSTEM SET synchronous_commit = on")
-        conn.execute("SELECT pg_reload_conf()")
+        conn.execute("ALTER DATABASE weft SET synchronous_commit = on")
+    with psycopg.connect(url, autocommit=True) as conn:
+        (value,) = conn.execute("SHOW synchronous_commit").fetchone() or ("?",)
+    if value != "on":
+        raise RuntimeError(f"synchronous_commit is {value}: a restart could lose acknowledged commits")
 
 
 async def main(args: argparse.Namespace) -> int:
