@@ -290,10 +290,12 @@ def _durable(url: str) -> None:
 
 
 async def main(args: argparse.Namespace) -> int:
+    from bench.faults.hooks import HOOK_SCENARIOS
     from bench.faults.scenarios import SCENARIOS
 
+    scenarios = {**SCENARIOS, **HOOK_SCENARIOS}
     scale = QUICK if args.quick else FULL
-    names = args.only.split(",") if args.only else list(SCENARIOS)
+    names = args.only.split(",") if args.only else list(scenarios)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results = []
@@ -303,7 +305,7 @@ async def main(args: argparse.Namespace) -> int:
         env = {**os.environ, "DATABASE_URL": pg_url, "WEFT_DEBUG": "1"}
         manage(env, "manage.py", "migrate", "--noinput")
         for name in names:
-            result = await run_scenario(name, SCENARIOS[name], scale, (pg_url, info["WEFT_TEST_PGDATA"]), out)
+            result = await run_scenario(name, scenarios[name], scale, (pg_url, info["WEFT_TEST_PGDATA"]), out)
             results.append(result)
             print(_line(result), flush=True)
     summary = {
