@@ -17,6 +17,7 @@ import psycopg
 
 from bench.faults.run import Context, probe_client, scenario_world
 from bench.faults.scenarios import claims_per_second, expect_only, outcomes_between, problem
+from hooks.rules import RETRY_DELAYS
 from tests.servers import free_port
 
 SLOW_SECONDS = 30.0
@@ -73,6 +74,18 @@ async def _subscribe(ctx: Context, urls: list[str]) -> list[int]:
     return ids
 
 
+def _off_schedule(ctx: Context, subscriptions: list[int]) -> int:
+    """Failed deliveries whose next attempt is not the schedule's delay after the failed one."""
+    delays = {n + 1: delay.total_seconds() for n, delay in enumerate(RETRY_DELAYS)}
+    with psycopg.connect(ctx.pg_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT failures, extract(epoch FROM next_attempt_at - last_attempt_at) FROM hooks_delivery "
+            "WHERE subscription_id = ANY(%s) AND state = 'pending' AND failures > 0",
+            [subscriptions],
+        ).fetchall()
+    return sum(1 for failures, waited in rows if abs(float(waited) - delays.get(failures, -1)) > 0.01)
+
+
 def _deliveries(ctx: Context, subscriptions: list[int]) -> dict[str, Any]:
     with psycopg.connect(ctx.pg_url, autocommit=True) as conn:
         states = conn.execute(
@@ -112,6 +125,8 @@ async def webhooks(ctx: Context) -> None:
             gone = state["subscriptions"].get(str(by_url.get(urls[2])))
             if gone == "active":
                 problem(ctx, "the subscription whose receiver answered 410 is still active")
+            if off := _off_schedule(ctx, subscriptions):
+                problem(ctx, f"{off} failed deliveries are due again off the retry schedule")
 
 
 async def redis_freeze_webhooks(ctx: Context) -> None:

@@ -185,6 +185,13 @@ async def start_agents(ctx: Context, *, seconds: float) -> None:
             cwd=ROOT,
         )
         ctx.agents.append(proc)
+    # Faults are timed from when the agents work, not from when their processes were spawned
+    # (loading Python on a busy machine takes seconds).
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not all(
+        ctx.history(f"a{i}").exists() and ctx.history(f"a{i}").stat().st_size for i in range(n)
+    ):
+        await asyncio.sleep(0.1)
     ctx.started = time.monotonic()
 
 
