@@ -159,7 +159,7 @@ async def sigstop(ctx: Context) -> None:
     """SIGSTOP an agent past its lease, another claims, SIGCONT: the old holder is refused every write."""
     async with scenario_world(ctx), probe_client(ctx) as client:
         probe = Agent(client, "probe", ctx.history("probe").open("a"), ctx.scale.lease)
-        rounds, waits = 0, []
+        woken, waits = [], []
         for victim in range(ctx.scale.agents):
             await asyncio.sleep(ctx.scale.seconds / (ctx.scale.agents + 3))
             claim = await mid_lease(ctx, f"a{victim}")
@@ -167,11 +167,30 @@ async def sigstop(ctx: Context) -> None:
                 continue
             ctx.agents[victim].send_signal(signal.SIGSTOP)
             stopped = time.monotonic()
-            waited = await take_over(ctx, probe, held(ctx, f"a{victim}") or claim, stopped)
+            claim = held(ctx, f"a{victim}") or claim
+            waited = await take_over(ctx, probe, claim, stopped)
             ctx.agents[victim].send_signal(signal.SIGCONT)
-            rounds += 1
-            waits += [round(waited, 2)] if waited is not None else []
-        ctx.metrics.update(faults=rounds, takeover_seconds=waits, recovery_seconds=max(waits, default=None))
+            if waited is not None:
+                woken.append((f"a{victim}", claim["run"], time.time()))
+                waits.append(round(waited, 2))
+        await asyncio.sleep(1)
+        ctx.metrics.update(
+            faults=len(woken), takeover_seconds=waits, recovery_seconds=max(waits, default=None)
+        )
+        for agent, run, resumed in woken:
+            late = [
+                c
+                for c in history(ctx, agent)
+                if c.get("run") == run and c["op"] != "start" and c["sent"] >= resumed
+            ]
+            if any(c["outcome"] == "ok" for c in late):
+                problem(ctx, f"{agent} woke up and wrote to run {run} after its task was taken over")
+        ctx.metrics["woken_writes_refused"] = sum(
+            1
+            for agent, run, resumed in woken
+            for c in history(ctx, agent)
+            if c.get("run") == run and c["sent"] >= resumed and c["outcome"] == "lease_lost"
+        )
 
 
 async def pg_restart(ctx: Context) -> None:
@@ -228,7 +247,7 @@ async def _redis_fault(ctx: Context, sig: signal.Signals) -> None:
             answers_during=outcomes_between(ctx, began, ended),
         )
         expect_only(ctx, ctx.metrics["answers_during"], "with Redis down")
-        if during < before / 2:
+        if before <= 0 or during < before / 2:
             problem(ctx, f"claims slowed from {before}/s to {during}/s with Redis {sig.name}")
 
 
