@@ -21,6 +21,10 @@ def _recovery(result: dict[str, Any]) -> str:
     if "claims_per_second_during" in result:
         before, during = result["claims_per_second_before"], result["claims_per_second_during"]
         return f"none needed: {before} → {during} claims/s"
+    if "subscriptions" in result:
+        return "none needed: the 410 subscription " + ", ".join(
+            state for state in result["subscriptions"].values() if state != "active"
+        )
     if result.get("recovery_seconds") is None:
         return "—"
     waits = result.get("takeover_seconds") or result.get("recoveries") or []
