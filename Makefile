@@ -63,7 +63,7 @@ bench-redact: $(STAMP)
 # The claim guarantee under faults (docs/guarantees.md): agents as processes against Weft on a
 # throwaway PostgreSQL and Redis, one fault per scenario, the history checker over the records.
 # faults-quick (CI, under 5 minutes) runs each scenario once at small scale; faults runs them
-# longer (about 25 minutes). Both fail on any violation; results in artifacts/faults/.
+# longer (about 45 minutes). Both fail on any violation; results in artifacts/faults/.
 faults-quick: $(STAMP)
 	$(PY) -m bench.faults.run --quick
 
