@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-sqlite test-postgres check lint typecheck structure audit-hints fuzz bench bench-quick bench-mcp bench-redact mutate mutate-quick venv clean
+.PHONY: run test test-sqlite test-postgres check lint typecheck structure audit-hints fuzz bench bench-quick bench-mcp bench-redact faults faults-quick mutate mutate-quick venv clean
 
 $(STAMP): requirements/base.txt requirements/dev.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || (command -v pyenv >/dev/null && $$(pyenv root)/versions/$$(cat .python-version)/bin/python -m venv $(VENV))
@@ -78,6 +78,16 @@ bench-mcp: $(STAMP) $(BENCH_STAMP)
 # Redaction of a 1 MB issue body against one email re.sub (docs/redaction.md); no database.
 bench-redact: $(STAMP)
 	$(PY) bench/redact.py
+
+# The claim guarantee under faults (docs/guarantees.md): agents as processes against Weft on a
+# throwaway PostgreSQL and Redis, one fault per scenario, the history checker over the records.
+# faults-quick (CI, under 5 minutes) runs each scenario once at small scale; faults runs them
+# longer (about 45 minutes). Both fail on any violation; results in artifacts/faults/.
+faults-quick: $(STAMP)
+	$(PY) -m bench.faults.run --quick
+
+faults: $(STAMP)
+	$(PY) -m bench.faults.run
 
 # Mutation testing of the rule modules (tests/mutation/run.py; docs/mutation.md). Each fails when
 # a module scores below tests/mutation/thresholds.toml; mutate-quick is the CI subset.

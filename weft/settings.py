@@ -356,6 +356,11 @@ WEFT_DCR_RATE_PER_HOUR = env_int("WEFT_DCR_RATE_PER_HOUR", 30)
 WEFT_DEVICE_RATE_PER_HOUR = env_int("WEFT_DEVICE_RATE_PER_HOUR", 30)
 # REST calls per minute a personal access token may make (each token counts on its own).
 WEFT_PAT_RATE_PER_MINUTE = env_int("WEFT_PAT_RATE_PER_MINUTE", 120)
+# Fault runs only: every lease lasts this many seconds instead of the contract's 20 minutes
+# (bench/faults, docs/guarantees.md); 0, the default, keeps the 20 minutes.
+WEFT_LEASE_SECONDS = env_int("WEFT_LEASE_SECONDS", 0)
+if WEFT_LEASE_SECONDS < 0:
+    _fail("WEFT_LEASE_SECONDS", str(WEFT_LEASE_SECONDS), "expected 0 or a positive number of seconds")
 # Test-only: a fixed bearer token accepted by the MCP endpoint (the conformance suite
 # cannot sign in). Refused outside debug mode.
 WEFT_MCP_TEST_TOKEN = env_str("WEFT_MCP_TEST_TOKEN")
