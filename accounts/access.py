@@ -9,7 +9,15 @@ from __future__ import annotations
 from django.contrib.auth.models import AnonymousUser
 from django.http import Http404
 
-from accounts.models import AgentConnection, Invitation, PersonalAccessToken, Seat, User, Workspace
+from accounts.models import (
+    AgentConnection,
+    Invitation,
+    PersonalAccessToken,
+    PlanChange,
+    Seat,
+    User,
+    Workspace,
+)
 from weft.errors import WeftError, not_found
 from weft.hints import wait
 
@@ -107,3 +115,33 @@ def require_active_workspace(workspace: Workspace) -> None:
             details={"workspace": workspace.slug},
             fix=wait(f"an operator lifts the suspension of workspace {workspace.slug}", "get_my_work"),
         )
+
+
+def access_deciding_person(connection: AgentConnection) -> User:
+    """The person a REST caller decides the Inbox as: the person of a personal access token made
+    with "May decide my Inbox". Any other credential — an agent's OAuth token, a token without
+    that choice — is refused: an agent must not accept its own work."""
+    token = (
+        PersonalAccessToken.objects.select_related("user")
+        .filter(connection_id=connection.pk, can_decide=True, revoked_at=None)
+        .first()
+    )
+    if token is None:
+        raise WeftError(
+            "forbidden",
+            "only a personal access token made with “May decide my Inbox” decides the Inbox as its person",
+            details={"connectionId": connection.pk},
+            fix=wait(
+                "a person creates a personal access token with “May decide my Inbox” on the tokens page",
+                "get_my_work",
+            ),
+        )
+    return token.user
+
+
+def access_plan_change(seat: Seat, change_id: int) -> PlanChange:
+    """A plan change of the seat's workspace (another workspace's answers 404)."""
+    found = PlanChange.objects.filter(workspace_id=seat.workspace_id, pk=change_id).first()
+    if found is None:
+        raise NotFound("plan change", change_id)
+    return found

@@ -17,6 +17,7 @@ from accounts.models import (
     Invitation,
     PersonalAccessToken,
     Plan,
+    PlanChange,
     Seat,
     Usage,
     User,
@@ -55,6 +56,24 @@ class InvitationInline(ReadOnlyInline):
     ordering = ["-created_at"]
 
 
+class PlanChangeInline(ReadOnlyInline):
+    model = PlanChange
+    fk_name = "workspace"
+    fields = readonly_fields = (
+        "created_at",
+        "from_plan",
+        "from_period",
+        "to_plan",
+        "to_period",
+        "seats",
+        "credit_cents",
+        "charge_cents",
+        "state",
+        "by_user",
+    )
+    ordering = ["-created_at"]
+
+
 @admin.register(Workspace)
 class WorkspaceAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "plan", "billing_period", "seat_count", "is_suspended", "created_at"]
@@ -63,7 +82,7 @@ class WorkspaceAdmin(admin.ModelAdmin):
     search_fields = ["name", "slug", "seats__user__email"]
     readonly_fields = ["created_at"]
     fields = ["name", "slug", "plan", "billing_period", "is_suspended", "created_at"]
-    inlines = [SeatInline, UsageInline, InvitationInline]
+    inlines = [SeatInline, UsageInline, InvitationInline, PlanChangeInline]
     actions = ["suspend", "unsuspend"]
     date_hierarchy = "created_at"
 
@@ -188,4 +207,35 @@ class UsageAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(PlanChange)
+class PlanChangeAdmin(admin.ModelAdmin):
+    """Owners' plan changes: what to invoke or check against the payment provider."""
+
+    list_display = [
+        "workspace",
+        "from_plan",
+        "from_period",
+        "to_plan",
+        "to_period",
+        "seats",
+        "net_dollars",
+        "provider",
+        "state",
+        "by_user",
+        "created_at",
+        "applied_at",
+    ]
+    list_filter = ["state", "provider", "to_plan"]
+    search_fields = ["workspace__name", "workspace__slug", "by_user__email", "reference"]
+    readonly_fields = [f.name for f in PlanChange._meta.fields]
+    date_hierarchy = "created_at"
+
+    @admin.display(description="net ($)")
+    def net_dollars(self, change: PlanChange) -> str:
+        return f"{change.net_cents / 100:.2f}"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False

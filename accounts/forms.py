@@ -52,6 +52,12 @@ class TokenForm(forms.Form):
         choices=[("7", "in 7 days"), ("30", "in 30 days"), ("90", "in 90 days"), ("never", "never")],
         initial="30",
     )
+    can_decide = forms.BooleanField(
+        required=False,
+        label="May decide my Inbox",
+        help_text="Accept, rework, snooze and drop reviews and answer questions as you, over the REST API. "
+        "Leave it off for a token an agent uses: it could accept its own work.",
+    )
 
     def expires_in_days(self) -> int | None:
         value = self.cleaned_data["expires_in"]

@@ -276,9 +276,56 @@ class PersonalAccessToken(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    # May decide the person's Inbox over REST (accept, rework, later, drop, answer) as them;
+    # off by default, so a token handed to an agent cannot accept that agent's own work.
+    can_decide = models.BooleanField(default=False)
 
     class Meta:
         indexes = [models.Index(fields=["workspace", "user"])]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.user} in {self.workspace})"
+
+
+class PlanChange(models.Model):
+    """An owner's change of plan or billing period, with what it cost, for the operators to invoice.
+
+    `recorded`: applied at once, to be invoiced by the operators (the default payment adapter);
+    `pending`: waiting for the person to pay at the provider's checkout; `paid`: paid there and
+    applied; `abandoned`: the checkout was not paid (the plan did not change).
+    """
+
+    RECORDED, PENDING, PAID, ABANDONED = "recorded", "pending", "paid", "abandoned"
+    STATES = [
+        (RECORDED, "Recorded"),
+        (PENDING, "Waiting for payment"),
+        (PAID, "Paid"),
+        (ABANDONED, "Abandoned"),
+    ]
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="plan_changes")
+    by_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    from_plan = models.CharField(max_length=32)
+    from_period = models.CharField(max_length=8)
+    to_plan = models.CharField(max_length=32)
+    to_period = models.CharField(max_length=8)
+    seats = models.PositiveIntegerField()
+    credit_cents = models.PositiveIntegerField(default=0)
+    charge_cents = models.PositiveIntegerField(default=0)
+    provider = models.CharField(max_length=16)
+    reference = models.CharField(max_length=255, blank=True)
+    state = models.CharField(max_length=16, choices=STATES)
+    created_at = models.DateTimeField(default=timezone.now)
+    applied_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["workspace", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.workspace}: {self.from_plan}/{self.from_period} → {self.to_plan}/{self.to_period}"
+
+    @property
+    def net_cents(self) -> int:
+        return self.charge_cents - self.credit_cents

@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from django.db import IntegrityError, models, transaction
 from django.db.models import F
+from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 
 
@@ -58,3 +59,18 @@ def rate_hit(*, key: str, limit: int, window: timedelta, now: datetime | None = 
         return None
     started = live.values_list("started_at", flat=True).first() or now
     return max(1, math.ceil((started + window - now).total_seconds()))
+
+
+def address_refused(
+    request: HttpRequest, *, kind: str, limit: int, window: timedelta, error: str, description: str
+) -> JsonResponse | None:
+    """An OAuth endpoint's 429 with Retry-After once the caller's address spent `limit` hits of
+    `kind` in `window`; None while it has room."""
+    retry_after = rate_hit(
+        key=f"{kind}:{request.META.get('REMOTE_ADDR', 'unknown')}", limit=limit, window=window
+    )
+    if retry_after is None:
+        return None
+    response = JsonResponse({"error": error, "error_description": description}, status=429)
+    response["Retry-After"] = str(retry_after)
+    return response

@@ -50,7 +50,19 @@ def stored_checksum(raw: str) -> str:
 
 
 class WeftOAuth2Validator(OAuth2Validator):
-    """DOT's validator, with the grace-window replay answered from the derived pair."""
+    """DOT's validator, with the grace-window replay answered from the derived pair, and the
+    device code's state for oauthlib's device grant (accounts.device)."""
+
+    def validate_device_code(
+        self, client_id: str, code: str, request: Request, *args: Any, **kwargs: Any
+    ) -> str | None:
+        from accounts.device import device_poll
+
+        status, grant = device_poll(client_id=client_id, device_code=code)
+        if grant is not None:
+            request.user = grant.user
+            request.scopes = grant.scope.split() if grant.scope else []
+        return status
 
     def _save_bearer_token(self, token: dict[str, Any], request: Request, *args: Any, **kwargs: Any) -> None:
         issued = {key: token.get(key) for key in ("access_token", "refresh_token")}

@@ -9,12 +9,18 @@ token without rediscovering.
 from django.urls import path
 from oauth2_provider import views as dot
 
-from accounts.oauth_views import ConsentView, RateLimitedRegistrationView, RegistrationManagementView
+from accounts.device_views import DeviceApproveView, DeviceAuthorizationView, DeviceCodeView, DeviceDoneView
+from accounts.oauth_views import (
+    ConsentView,
+    RateLimitedRegistrationView,
+    RegistrationManagementView,
+    TokenView,
+)
 
 app_name = "oauth2_provider"
 
 authorize = ConsentView.as_view()
-token = dot.TokenView.as_view()
+token = TokenView.as_view()
 register = RateLimitedRegistrationView.as_view()
 
 urlpatterns = [
@@ -41,6 +47,15 @@ urlpatterns = [
         "o/register/<str:client_id>/",
         RegistrationManagementView.as_view(),
         name="dcr-register-management",
+    ),
+    # RFC 8628 for `weft login` (accounts/device_views.py).
+    path("o/device-authorization/", DeviceAuthorizationView.as_view(), name="device-authorization"),
+    path("o/device/", DeviceCodeView.as_view(), name="device"),
+    path("o/device/<slug:client_id>/<slug:user_code>/", DeviceApproveView.as_view(), name="device-confirm"),
+    path(
+        "o/device/<slug:client_id>/<slug:user_code>/done/",
+        DeviceDoneView.as_view(),
+        name="device-grant-status",
     ),
     path("authorize", authorize, name="legacy-authorize"),
     path("token", token, name="legacy-token"),

@@ -13,7 +13,8 @@ from urllib.parse import urlsplit
 
 from django import forms
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
+from oauth2_provider import views as dot_views
 from oauth2_provider.exceptions import FatalClientError, OAuthToolkitError
 from oauth2_provider.forms import AllowForm
 from oauth2_provider.models import Application
@@ -33,8 +34,20 @@ from accounts import selectors
 from accounts.access import find_seat
 from accounts.connections import connection_authorize
 from accounts.models import User
-from accounts.oauth_ratelimit import rate_hit
+from accounts.oauth_ratelimit import address_refused
 from accounts.oauth_redirects import redirect_uri_problem, refuse_registration
+
+
+class TokenView(dot_views.TokenView):
+    """The token endpoint: every grant through oauthlib, the device code's too.
+
+    DOT answers a device code's poll from its own status check, which never expires a code,
+    lets an authorized code be exchanged again, and fails on a missing or unknown code; oauthlib
+    asks WeftOAuth2Validator.validate_device_code instead.
+    """
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return self.authorization_flow_token_response(request)
 
 
 class ConsentForm(AllowForm):
@@ -131,10 +144,6 @@ class ConsentView(AuthorizationView):
         )
 
 
-def _client_ip(request: HttpRequest) -> str:
-    return str(request.META.get("REMOTE_ADDR", "unknown"))
-
-
 REGISTRATION_WINDOW = timedelta(hours=1)
 
 
@@ -142,21 +151,16 @@ class RateLimitedRegistrationView(DynamicClientRegistrationView):
     """RFC 7591 open registration, at most WEFT_DCR_RATE_PER_HOUR new clients per IP an hour."""
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        retry_after = rate_hit(
-            key=f"dcr:{_client_ip(request)}",
+        limited = address_refused(
+            request,
+            kind="dcr",
             limit=settings.WEFT_DCR_RATE_PER_HOUR,
             window=REGISTRATION_WINDOW,
+            error="invalid_client_metadata",
+            description="Too many client registrations from this address; try again later.",
         )
-        if retry_after is not None:
-            response = JsonResponse(
-                {
-                    "error": "invalid_client_metadata",
-                    "error_description": "Too many client registrations from this address; try again later.",
-                },
-                status=429,
-            )
-            response["Retry-After"] = str(retry_after)
-            return response
+        if limited is not None:
+            return limited
         refused = refuse_registration(request.body)
         if refused is not None:
             return refused

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from accounts import roles
-from accounts.models import Invitation, Seat, Usage, User
+from accounts.models import Invitation, PlanChange, Seat, Usage, User, Workspace
 from accounts.services.workspaces import usage_for
 
 
@@ -93,3 +93,12 @@ def usage_rows(seat: Seat, now: datetime | None = None) -> list[UsageRow]:
             )
         )
     return rows
+
+
+def plan_changes(*, workspace: Workspace, limit: int = 10) -> list[PlanChange]:
+    """The workspace's latest plan changes, newest first, for the plan page."""
+    return list(
+        PlanChange.objects.filter(workspace=workspace)
+        .select_related("by_user")
+        .order_by("-created_at", "-pk")[:limit]
+    )

@@ -54,7 +54,12 @@ def token_create(request: HttpRequest, slug: str) -> HttpResponse:
     form = TokenForm(request.POST)
     if not form.is_valid():
         return _page(request, seat, form, status=400)
-    created = pat_create(seat=seat, name=form.cleaned_data["name"], expires_in_days=form.expires_in_days())
+    created = pat_create(
+        seat=seat,
+        name=form.cleaned_data["name"],
+        expires_in_days=form.expires_in_days(),
+        can_decide=form.cleaned_data["can_decide"],
+    )
     # Rendered, not redirected: the secret is in this answer only and is never stored readable.
     return _page(request, seat, TokenForm(), created=created.token, secret=created.secret)
 

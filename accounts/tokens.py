@@ -39,7 +39,9 @@ class CreatedToken:
     secret: str
 
 
-def pat_create(*, seat: Seat, name: str, expires_in_days: int | None) -> CreatedToken:
+def pat_create(
+    *, seat: Seat, name: str, expires_in_days: int | None, can_decide: bool = False
+) -> CreatedToken:
     """A token for the seat's person in the seat's workspace, with its own connection."""
     # Hex, like guest tokens: 192 bits, and a token echoed back never reads as a placeholder.
     secret = PersonalAccessToken.PREFIX + secrets.token_hex(24)
@@ -54,6 +56,7 @@ def pat_create(*, seat: Seat, name: str, expires_in_days: int | None) -> Created
             token_hash=token_checksum(secret),
             created_at=now,
             expires_at=now + timedelta(days=expires_in_days) if expires_in_days else None,
+            can_decide=can_decide,
         )
     return CreatedToken(token=token, secret=secret)
 

@@ -21,9 +21,7 @@ from accounts.access import (
 )
 from accounts.context_processors import LAST_WORKSPACE_KEY
 from accounts.forms import InviteForm, RoleForm, WorkspaceForm
-from accounts.models import Seat, User, next_month_start
-from accounts.plans import plan_price
-from boards import clock
+from accounts.models import Seat, User
 from weft.errors import WeftError
 
 # How a refused invitation link answers on the web, by the refusal's reason (else 410 Gone).
@@ -107,31 +105,6 @@ def workspace_leave(request: HttpRequest, slug: str) -> HttpResponse:
     request.session.pop(LAST_WORKSPACE_KEY, None)
     messages.success(request, f"You left {seat.workspace.name}.")
     return redirect("home")
-
-
-@login_required
-def workspace_plan(request: HttpRequest, slug: str) -> HttpResponse:
-    seat = access_seat(_user(request), slug)
-    workspace = seat.workspace
-    seats = workspace.seats.count()
-    plan = workspace.plan
-    now = clock.db_now()
-    context = {
-        "seat": seat,
-        "workspace": workspace,
-        "plan": plan,
-        "is_free": plan.code == plan.FREE,
-        "seats": seats,
-        "price": plan_price(
-            month_cents=plan.seat_price_month_cents,
-            year_cents=plan.seat_price_year_cents,
-            yearly=workspace.billing_period == workspace.BILLING_YEARLY,
-            seats=seats,
-        ),
-        "usage": selectors.usage_rows(seat, now),
-        "resets_on": next_month_start(now.date()),
-    }
-    return render(request, "accounts/plan.html", context)
 
 
 def _members_page(

@@ -1,9 +1,10 @@
 """Idempotency keys: a retried write returns its first answer and changes nothing.
 
-A key is reserved before the write runs (the unique constraint decides between two racing
-requests), then holds the write's answer, sealed, for TTL. The same key with another request
-is refused. A failure nobody planned for, or a refusal before the write ran (authentication,
-suspension, the plan's meter), frees the key, so a retry runs the write.
+A key is taken in the write's own transaction (the unique constraint decides between two racing
+requests) and holds the write's answer, sealed, for TTL: key, write and answer commit together.
+The same key with another request is refused. A failure nobody planned for, a request that dies
+on the way, or a refusal before the write ran (authentication, suspension, the plan's meter)
+leaves the key free, so a retry runs the write.
 """
 
 from __future__ import annotations
@@ -67,26 +68,16 @@ def _rows(caller: ApiCaller, key: str) -> Any:
     )
 
 
-def key_reserve(*, caller: ApiCaller, key: str, digest: str, now: datetime, fix_hint: Hint) -> Answer | None:
-    """None: the key is this request's now. An Answer: the first answer, to send again."""
+def key_answer(*, caller: ApiCaller, key: str, digest: str, now: datetime, fix_hint: Hint) -> Answer | None:
+    """The first answer to the key, to send again; None when the key is free (for key_claim)."""
     # A key past its TTL is free again, and so is one whose request died before it answered.
     _rows(caller, key).filter(
         Q(expires_at__lte=now) | Q(status=None, created_at__lte=now - ABANDONED)
     ).delete()
-    try:
-        with transaction.atomic():
-            IdempotencyKey.objects.create(
-                workspace_id=caller.workspace_id,
-                credential=caller.credential,
-                key=key,
-                request_hash=digest,
-                created_at=now,
-                expires_at=now + TTL,
-            )
+    row = _rows(caller, key).first()
+    if row is None:
         return None
-    except IntegrityError:
-        row = _rows(caller, key).first()
-    if row is None or row.status is None:
+    if row.status is None:
         raise WeftError(
             "conflict",
             f"a request with {HEADER} {key!r} is still running",
@@ -103,13 +94,34 @@ def key_reserve(*, caller: ApiCaller, key: str, digest: str, now: datetime, fix_
     return Answer(row.status, json.loads(_box(settings.SECRET_KEY).decrypt(row.response.encode())))
 
 
+def key_claim(*, caller: ApiCaller, key: str, digest: str, now: datetime) -> bool:
+    """Take the key inside the write's transaction; False when a racing request took it first.
+
+    The caller runs the write and key_store in the same transaction, so the key, the write and
+    its answer commit together or not at all: a request that dies on the way (a killed worker, a
+    lost database) leaves nothing behind, and its retry runs the write once. A racing request
+    with the same key waits on this row's unique index until we commit, then replays our answer.
+    """
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("key_claim() must run inside the write's transaction")
+    try:
+        with transaction.atomic():
+            IdempotencyKey.objects.create(
+                workspace_id=caller.workspace_id,
+                credential=caller.credential,
+                key=key,
+                request_hash=digest,
+                created_at=now,
+                expires_at=now + TTL,
+            )
+    except IntegrityError:
+        return False
+    return True
+
+
 def key_store(*, caller: ApiCaller, key: str, answer: Answer) -> None:
     sealed = _box(settings.SECRET_KEY).encrypt(json.dumps(answer.body).encode()).decode()
     _rows(caller, key).update(status=answer.status, response=sealed)
-
-
-def key_release(*, caller: ApiCaller, key: str) -> None:
-    _rows(caller, key).filter(status=None).delete()
 
 
 def keys_purge(*, now: datetime) -> int:

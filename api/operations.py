@@ -11,16 +11,18 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools.base import Tool
 from pydantic import Field
 
+from accounts.access import access_deciding_person
 from accounts.models import AgentConnection
-from api import listing
 from boards import limits, selectors, services
-from boards.access import access_board, access_task
+from boards.access import access_board, access_inbox_item, access_question, access_task
+from boards.selectors import listing
 from hooks import selectors as hook_selectors
 from hooks import services as hook_services
 from hooks.access import access_subscription
@@ -63,6 +65,35 @@ def move_task(
     """Move a task between backlog and todo (update_task with only a column)."""
 
 
+def list_inbox() -> None:
+    """The Inbox of the token's person: reviews and questions waiting, then those snoozed."""
+
+
+def decide_inbox_item(
+    id: Annotated[int, Field(ge=1, le=limits.ID_MAX, description="The Inbox item's id.")],
+    decision: Annotated[
+        Literal["accept", "rework", "later", "drop"],
+        Field(description="accept (approving its next step), rework (with a note), later, drop."),
+    ],
+    note: Annotated[
+        str, Field(max_length=limits.PERSON_NOTE, description="What to change, for rework.")
+    ] = "",
+    snoozeUntil: Annotated[
+        datetime | None, Field(description="When a later item comes back (default: in 24 hours).")
+    ] = None,
+) -> None:
+    """Decide a review as the token's person; a question item may be snoozed (later) or dropped."""
+
+
+def answer_question(
+    id: Annotated[int, Field(ge=1, le=limits.ID_MAX, description="The question's id.")],
+    answer: Annotated[
+        str, Field(min_length=1, max_length=limits.PERSON_NOTE, description="The answer the agent gets.")
+    ],
+) -> None:
+    """Answer an agent's question as the token's person; the agent gets it on its next call."""
+
+
 @functools.cache
 def tools() -> dict[str, Tool]:
     """Every tool's signature: the MCP server's tools and the REST-only ones."""
@@ -70,7 +101,7 @@ def tools() -> dict[str, Tool]:
 
     found = {tool.name: tool for tool in build_server()._tool_manager.list_tools()}
     extra = MCPServer(name="Weft REST")
-    for fn in (list_boards, list_tasks, move_task):
+    for fn in (list_boards, list_tasks, move_task, list_inbox, decide_inbox_item, answer_question):
         extra.add_tool(fn, name=fn.__name__, structured_output=False)
     found.update({tool.name: tool for tool in extra._tool_manager.list_tools()})
     return found
@@ -139,6 +170,23 @@ def _triage_issue(c: AgentConnection, a: dict[str, Any]) -> Any:
     return issue_triage(connection=c, issue_id=a["id"], call=call)
 
 
+def _decide(c: AgentConnection, a: dict[str, Any]) -> Any:
+    person = access_deciding_person(c)
+    return services.inbox_decide(
+        item=access_inbox_item(c.workspace, a["id"]),
+        user=person,
+        decision=a["decision"],
+        note=a.get("note") or "",
+        snooze_until=a.get("snoozeUntil"),
+    )
+
+
+def _answer(c: AgentConnection, a: dict[str, Any]) -> Any:
+    person = access_deciding_person(c)
+    question = access_question(c.workspace, a["id"])
+    return services.question_answer(question=question, user=person, answer=a["answer"])
+
+
 RUNNERS: dict[str, Runner] = {
     "get_my_work": lambda c, a: services.work_for_connection(connection=c),
     "list_boards": lambda c, a: listing.boards_list(workspace=c.workspace),
@@ -179,6 +227,11 @@ RUNNERS: dict[str, Runner] = {
         connection=c, status=a.get("status") or "", kind=a.get("kind") or "", limit=a["limit"]
     ),
     "triage_issue": _triage_issue,
+    "list_inbox": lambda c, a: selectors.inbox_for_person(
+        workspace=c.workspace, user=access_deciding_person(c)
+    ),
+    "decide_inbox_item": _decide,
+    "answer_question": _answer,
 }
 
 

@@ -93,6 +93,10 @@ ROUTES: tuple[Route, ...] = (
     Route("add_issue_message", "POST", "/issues/{id}/messages"),
     Route("list_issues", "GET", "/issues"),
     Route("triage_issue", "POST", "/issues/{id}/triage"),
+    # A person's Inbox, with a personal access token that may decide it (accounts.access).
+    Route("list_inbox", "GET", "/inbox"),
+    Route("decide_inbox_item", "POST", "/inbox/{id}/decide"),
+    Route("answer_question", "POST", "/questions/{id}/answer"),
     Route("discover_sign_in", "GET", "/.well-known/oauth-protected-resource/api/mcp", external=True),
 )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 from rest_framework.negotiation import BaseContentNegotiation
@@ -94,28 +95,46 @@ class ToolView(APIView):
         if key is None:
             return self._run(op, caller, raw, args)
         digest = idempotency.request_hash(request.method or "", request.path, raw)
-        first = idempotency.key_reserve(
-            caller=caller, key=key, digest=digest, now=timezone.now(), fix_hint=fallback_read(route.tool)
+        fix_hint = fallback_read(route.tool)
+        answer = idempotency.key_answer(
+            caller=caller, key=key, digest=digest, now=timezone.now(), fix_hint=fix_hint
         )
-        if first is not None:
-            return Response(first.body, status=first.status, headers={REPLAYED: "true"})
-        return self._run_once(op, caller, raw, args, key)
+        if answer is None:
+            response = self._run_once(op, caller, raw, args, key, digest)
+            if response is not None:
+                return response
+            # A racing request with this key committed first: its answer.
+            answer = idempotency.key_answer(
+                caller=caller, key=key, digest=digest, now=timezone.now(), fix_hint=fix_hint
+            )
+        assert answer is not None
+        return Response(answer.body, status=answer.status, headers={REPLAYED: "true"})
 
     def _run(self, op: Operation, caller: ApiCaller, raw: dict[str, Any], args: dict[str, Any]) -> Response:
         return answer_for(op, admit(caller), raw, args)
 
     def _run_once(
-        self, op: Operation, caller: ApiCaller, raw: dict[str, Any], args: dict[str, Any], key: str
-    ) -> Response:
-        """Run the write once for this key and keep its answer; a refusal before it ran, or a
-        failure nobody planned for, frees the key so that a retry runs it."""
-        try:
-            response = answer_for(op, admit(caller), raw, args)
-        except BaseException:
-            idempotency.key_release(caller=caller, key=key)
-            raise
-        answer = idempotency.Answer(response.status_code, dict(response.data or {}))
-        idempotency.key_store(caller=caller, key=key, answer=answer)
+        self,
+        op: Operation,
+        caller: ApiCaller,
+        raw: dict[str, Any],
+        args: dict[str, Any],
+        key: str,
+        digest: str,
+    ) -> Response | None:
+        """Run the write once for this key and keep its answer, in one transaction; None when a
+        racing request with the key committed first.
+
+        The meter is counted before, on its own (a stored answer's replay is never metered): inside the
+        transaction its row lock would queue the workspace's every call behind this write.
+        """
+        connection = admit(caller)
+        with transaction.atomic():
+            if not idempotency.key_claim(caller=caller, key=key, digest=digest, now=timezone.now()):
+                return None
+            response = answer_for(op, connection, raw, args)
+            answer = idempotency.Answer(response.status_code, dict(response.data or {}))
+            idempotency.key_store(caller=caller, key=key, answer=answer)
         return response
 
 

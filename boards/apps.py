@@ -6,8 +6,17 @@ class BoardsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from datetime import timedelta
+
+        from django.conf import settings
+
+        from boards import lease
         from boards.push import push_event
         from weft.events import register_fanout
 
         # Every committed event becomes a live-push notice to its workspace's open pages.
         register_fanout(push_event)
+        # A fault run compresses every lease (WEFT_LEASE_SECONDS); the pure rules read the
+        # duration at each claim and heartbeat.
+        if settings.WEFT_LEASE_SECONDS:
+            lease.LEASE_DURATION = timedelta(seconds=settings.WEFT_LEASE_SECONDS)

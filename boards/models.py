@@ -284,3 +284,21 @@ class Approval(models.Model):
 
     def __str__(self) -> str:
         return f"approval of task {self.task_id}: {self.step[:40]}"
+
+
+class Comment(models.Model):
+    """A person's comment on a task, in Markdown (shown through weft.markdown)."""
+
+    workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="+")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="comments")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    body = models.TextField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["task", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"comment on task {self.task_id}"

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+import weakref
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -20,6 +22,10 @@ log = logging.getLogger(__name__)
 MESSAGE_TYPE = "workspace.event"
 # Sends scheduled on a running loop, kept referenced until they finish.
 _pending: set[asyncio.Task[None]] = set()
+# After a push times out, every push to that channel layer is dropped at once for this long: a
+# frozen Redis then costs one write the timeout, not every write (bench/faults, redis_freeze).
+PAUSE_SECONDS = 5.0
+_paused_until: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
 
 
 def workspace_group(workspace_id: int) -> str:
@@ -42,7 +48,13 @@ async def _send_bounded(layer: Any, group: str, message: dict[str, Any], label: 
     try:
         await asyncio.wait_for(layer.group_send(group, message), timeout)
     except TimeoutError:
-        log.warning("push of event %s dropped: the channel layer did not answer within %ss", label, timeout)
+        _paused_until[layer] = time.monotonic() + PAUSE_SECONDS
+        log.warning(
+            "push of event %s dropped: the channel layer did not answer within %ss; pushes paused for %ss",
+            label,
+            timeout,
+            PAUSE_SECONDS,
+        )
     except Exception:
         log.exception("push of event %s failed and was dropped", label)
 
@@ -54,6 +66,9 @@ def push_event(event: Any) -> None:
         return
     group, message = workspace_group(event.workspace_id), event_message(event)
     label = f"{event.workspace_id}#{event.position}"
+    if time.monotonic() < _paused_until.get(layer, 0.0):
+        log.info("push of event %s dropped: pushes are paused after a channel layer timeout", label)
+        return
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:

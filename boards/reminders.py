@@ -67,7 +67,9 @@ def _messages(workspace: Workspace, items: list[InboxItem], now: datetime) -> li
             "a quick answer keeps them moving.",
         ]
     )
-    emails = Seat.objects.filter(workspace=workspace).values_list("user__email", flat=True)
+    # People who turned email off in their notification settings get none (notify app).
+    seats = Seat.objects.filter(workspace=workspace).exclude(user__notify_settings__email=False)
+    emails = seats.values_list("user__email", flat=True)
     return [(subject, body, settings.DEFAULT_FROM_EMAIL, [email]) for email in emails if email]
 
 

@@ -12,6 +12,7 @@ urlpatterns = [
     path("tasks/new/", views.task_create, name="task_create"),
     path("tasks/<int:task_id>/", views.task, name="task"),
     path("tasks/<int:task_id>/edit/", views.task_edit, name="task_edit"),
+    path("tasks/<int:task_id>/comments/", views.comment_add, name="comment_add"),
     path("tasks/<int:task_id>/move/", views.task_move, name="task_move"),
     path("tasks/<int:task_id>/trash/", views.task_trash, name="task_trash"),
     path("tasks/<int:task_id>/restore/", views.task_restore, name="task_restore"),

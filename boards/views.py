@@ -17,7 +17,7 @@ from django_htmx.middleware import HtmxDetails
 
 from accounts.access import access_seat
 from accounts.models import Seat, User
-from boards import clock, selectors, services
+from boards import clock, limits, selectors, services
 from boards.access import access_board, access_inbox_item, access_question, access_task
 from boards.forms import (
     PEOPLE_COLUMNS,
@@ -114,6 +114,7 @@ def board(request: SeatRequest, seat: Seat) -> HttpResponse:
     columns = selectors.board_columns(
         workspace=seat.workspace, board=current, filters=filters, now=clock.db_now()
     )
+    draft = request.session.pop(DRAFT_KEY, None) or {}
     context = {
         **_nav(seat),
         "board": current,
@@ -122,6 +123,7 @@ def board(request: SeatRequest, seat: Seat) -> HttpResponse:
         "filter_form": form,
         "filters": filters,
         "create_form": TaskCreateForm(),
+        **_draft_context(draft),
         "move_choices": MoveForm.base_fields["column"].choices,  # type: ignore[attr-defined]
         "board_columns": BOARD_COLUMNS,
     }
@@ -147,6 +149,7 @@ def task_create(request: SeatRequest, seat: Seat) -> HttpResponse:
     form = TaskCreateForm(request.POST)
     if not form.is_valid():
         messages.error(request, "The task was not created: " + _form_errors(form))
+        _keep_draft(request)
         return redirect(_board_url(seat))
     try:
         result = services.task_create(
@@ -154,9 +157,36 @@ def task_create(request: SeatRequest, seat: Seat) -> HttpResponse:
         )
     except WeftError as error:
         _error(request, error)
+        _keep_draft(request)
     else:
         messages.success(request, f"Created #{result.task.pk} {result.task.title}.")
     return _back(request, _board_url(seat))
+
+
+# What a refused new-task form held, shown again on the next board page (nothing typed is lost).
+DRAFT_KEY = "weft.task_draft"
+DRAFT_FIELDS = ("title", "description", "column", "priority", "due_at", "estimated_review_minutes")
+
+
+def _keep_draft(request: HttpRequest) -> None:
+    draft = {name: str(request.POST.get(name, ""))[: limits.DESCRIPTION] for name in DRAFT_FIELDS}
+    draft["review_required"] = "on" if request.POST.get("review_required") else ""
+    request.session[DRAFT_KEY] = draft
+
+
+def _draft_context(draft: dict[str, str]) -> dict[str, Any]:
+    """The new-task form's values: the refused draft's, else the defaults (Todo, normal, 5 min)."""
+    column, priority = draft.get("column") or "todo", draft.get("priority") or "1"
+    priorities = TaskCreateForm.base_fields["priority"].choices  # type: ignore[attr-defined]
+    return {
+        "draft": draft,
+        "draft_open": bool(draft),
+        "column_options": [
+            (v, label, v == column) for v, label in (("todo", "Todo"), ("backlog", "Backlog"))
+        ],
+        "priority_options": [(v, label, str(v) == priority) for v, label in priorities],
+        "draft_minutes": draft.get("estimated_review_minutes") or "5",
+    }
 
 
 def _form_errors(form: Any) -> str:
@@ -177,6 +207,8 @@ def task(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse:
         "task": found,
         "runs": selectors.run_timeline(task=found, now=now),
         "history": selectors.task_history(task=found),
+        "comments": selectors.task_comments(task=found),
+        "comment_draft": request.session.pop(COMMENT_DRAFT_KEY, ""),
         "edit_form": TaskForm(initial=initial),
         "move_choices": MoveForm.base_fields["column"].choices,  # type: ignore[attr-defined]
         # Doing and Trash are reached by a claim and by Trash, never by Move: the select then
@@ -185,6 +217,23 @@ def task(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse:
         "now": now,
     }
     return render(request, "boards/task.html", context)
+
+
+@workspace_view
+@require_POST
+def comment_add(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse:
+    found = access_task(seat.workspace, task_id)
+    try:
+        services.comment_add(task=found, author=request.user, body=request.POST.get("body", ""))
+    except WeftError as error:
+        _error(request, error)
+        request.session[COMMENT_DRAFT_KEY] = str(request.POST.get("body", ""))[: limits.DESCRIPTION]
+    return redirect(
+        reverse("boards:task", kwargs={"slug": seat.workspace.slug, "task_id": found.pk}) + "#comments"
+    )
+
+
+COMMENT_DRAFT_KEY = "weft.comment_draft"
 
 
 @workspace_view

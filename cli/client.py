@@ -4,6 +4,7 @@ never spells a path of its own; an answer carries its exit code and its hint as 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ EXIT_CODES = {
     "idempotency_key_reused": USAGE,
     "attention_queue_full": WAIT,
     "plan_limit_reached": WAIT,
+    "forbidden": WAIT,
     "not_found": NOT_FOUND,
     "lease_lost": LEASE_LOST,
     "already_claimed": CONFLICT,
@@ -68,25 +70,39 @@ def _compact(value: Any) -> str:
 
 
 class Client:
-    """The API at `base_url` with a bearer token."""
+    """The API at `base_url` with a bearer token; `renew` gives a fresh token after a 401, once."""
 
-    def __init__(self, base_url: str, token: str | None, *, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None,
+        *,
+        timeout: float = 30.0,
+        renew: Callable[[], str | None] | None = None,
+    ) -> None:
         headers = {"authorization": f"Bearer {token}"} if token else {}
         self.http = httpx.Client(base_url=base_url, headers=headers, timeout=timeout)
+        self.renew = renew
 
     def call(self, tool: str, args: dict[str, Any] | None = None) -> Answer:
         call = Call(tool, {k: v for k, v in (args or {}).items() if v is not None})
         route = route_for(call)
-        rest = route.rest_args(call.args)
-        if route.method == "GET":
-            response = self.http.get(route.path(call.args), params=rest)
-        else:
-            response = self.http.request(route.method, route.path(call.args), json=rest)
+        response = self._send(route.method, route.path(call.args), route.rest_args(call.args))
+        if response.status_code == 401 and self.renew is not None:
+            token, self.renew = self.renew(), None
+            if token:
+                self.http.headers["authorization"] = f"Bearer {token}"
+                response = self._send(route.method, route.path(call.args), route.rest_args(call.args))
         try:
             payload = response.json()
         except ValueError:
             payload = {"error": {"code": "internal_error", "message": f"HTTP {response.status_code}"}}
         return Answer(response.status_code, payload if isinstance(payload, dict) else {"result": payload})
+
+    def _send(self, method: str, path: str, rest: dict[str, Any]) -> httpx.Response:
+        if method == "GET":
+            return self.http.get(path, params=rest)
+        return self.http.request(method, path, json=rest)
 
     def close(self) -> None:
         self.http.close()

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from api.routes import call_of
-from cli import config
+from cli import config, login
 from cli.client import Answer, Client, emit
 from cli.tools import UsageError
 from weft.hints import Call
@@ -24,7 +24,8 @@ from weft.hints import Call
 
 @contextlib.contextmanager
 def client(url: str | None) -> Iterator[Client]:
-    api = Client(config.base_url(url), config.load().get("token"))
+    base = config.base_url(url)
+    api = Client(base, config.load().get("token"), renew=lambda: login.refreshed(base))
     try:
         yield api
     finally:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -43,6 +44,10 @@ log = logging.getLogger(__name__)
 
 # Longer than a lane can take (PER_LANE attempts' deadlines): a taken delivery is not taken twice.
 IN_FLIGHT = timedelta(seconds=120)
+# After the broker failed to take a delivery's task in time, deliveries are not queued for this
+# long (beat sends them when due): a frozen Redis then costs one write the wait, not every write.
+PAUSE_SECONDS = 5.0
+_queue_paused_until = 0.0
 # Subscriptions per round, deliveries of one subscription per round, lanes sent at once.
 BATCH = 20
 PER_LANE = 10
@@ -86,13 +91,37 @@ def deliveries_create(events: Sequence[Any], envelopes: Sequence[dict[str, Any]]
 
 
 def schedule(delivery_ids: Iterable[int]) -> None:
-    """Queue one Celery task per delivery; with eager Celery the embedded timer sends them instead."""
+    """Queue one Celery task per delivery; with eager Celery the embedded timer sends them instead.
+
+    This runs after the commit of the write that caused the events, so it waits for the broker at
+    most WEFT_PUSH_TIMEOUT_SECONDS; a broker that did not answer in time (a frozen Redis) pauses
+    queueing for PAUSE_SECONDS. Nothing is lost either way: the deliveries are rows, and beat's
+    `hooks.deliver_due` sends every due one.
+    """
+    global _queue_paused_until
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return
+    ids = list(delivery_ids)
+    if time.monotonic() < _queue_paused_until:
+        log.info("deliveries %s not queued: queueing is paused after a broker timeout", ids)
+        return
+    # The publish in a thread of its own, so a broker that never answers cannot hold the request.
+    publisher = threading.Thread(target=_queue, args=(ids,), daemon=True, name="weft-delivery-queue")
+    publisher.start()
+    publisher.join(settings.WEFT_PUSH_TIMEOUT_SECONDS)
+    if publisher.is_alive():
+        _queue_paused_until = time.monotonic() + PAUSE_SECONDS
+        log.warning("deliveries %s: the broker did not answer; queueing paused for %ss", ids, PAUSE_SECONDS)
+
+
+def _queue(ids: list[int]) -> None:
     from hooks.tasks import deliver
 
-    for pk in delivery_ids:
-        deliver.delay(pk)
+    try:
+        for pk in ids:
+            deliver.delay(pk)
+    except Exception:
+        log.exception("deliveries %s not queued; beat sends them when due", ids)
 
 
 @dataclass(frozen=True)

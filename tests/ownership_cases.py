@@ -63,6 +63,12 @@ PUBLIC: dict[str, str] = {
     "invite_accept": "the token is the capability; tests/accounts/test_invitations.py covers it",
     "connections": "lists only the caller's own agent connections",
     "agent_connect": "set-up instructions; names no tenant object",
+    "notify_settings": "the caller's own notification settings and devices",
+    "push_key": "the server's public VAPID key",
+    "push_subscribe": "stores a device for the caller only",
+    "push_unsubscribe": "removes only the caller's own device (tests/notify covers another person's)",
+    "service_worker": "the same script for everyone",
+    "manifest": "the same web app manifest for everyone",
 }
 
 _EXTRAS: dict[str, Callable[[Objects], object]] = {}
@@ -140,6 +146,24 @@ def _question_item(o: Objects) -> object:
     return make_question(o.ws, o.connection)
 
 
+@extra("plan_change")
+def _plan_change(o: Objects) -> object:
+    from accounts.models import PlanChange
+
+    return PlanChange.objects.create(
+        workspace=o.ws,
+        by_user=o.alice,
+        from_plan="free",
+        from_period="monthly",
+        to_plan="pro",
+        to_period="monthly",
+        seats=2,
+        provider="stripe",
+        reference="cs_test_probe",
+        state=PlanChange.PENDING,
+    )
+
+
 def _ws(o: Objects) -> dict[str, Any]:
     return {"slug": o.ws.slug}
 
@@ -154,6 +178,9 @@ CASES: dict[str, Kwargs | Case] = {
     "workspace_switch": Case(_ws, alice_get=302),
     "workspace_members": _ws,
     "workspace_plan": _ws,
+    "plan_change": _post(_ws, plan="pro", period="monthly"),
+    "plan_change_return": Case(lambda o: {"slug": o.ws.slug, "change_id": o.plan_change.pk}, alice_get=302),
+    "plan_change_cancel": Case(lambda o: {"slug": o.ws.slug, "change_id": o.plan_change.pk}, alice_get=302),
     "workspace_leave": _post(_ws),
     "member_invite": _post(_ws),
     "member_role": _post(lambda o: {"slug": o.ws.slug, "seat_id": o.bob_seat.pk}, role="admin"),
@@ -176,6 +203,7 @@ CASES: dict[str, Kwargs | Case] = {
         priority="3",
         estimated_review_minutes="9",
     ),
+    "boards:comment_add": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}, body="Taken over"),
     "boards:task_move": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}, column="done"),
     "boards:task_trash": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}),
     "boards:task_restore": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}),

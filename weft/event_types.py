@@ -28,6 +28,7 @@ TYPES: frozenset[str] = frozenset(
         "task.trashed",
         "task.restored",
         "task.purged",
+        "task.commented",
         "run.started",
         "run.heartbeat",
         "run.input_requested",

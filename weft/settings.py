@@ -114,6 +114,7 @@ INSTALLED_APPS = [
     "issues",
     "hooks",
     "api",
+    "notify",
 ]
 
 MIDDLEWARE = [
@@ -287,6 +288,7 @@ CELERY_BEAT_SCHEDULE = {
     "inbox-reminders": {"task": "boards.tasks.send_inbox_reminders", "schedule": 60.0},
     "trash-purge": {"task": "boards.tasks.purge_trash", "schedule": 3600.0},
     "webhook-deliveries": {"task": "hooks.deliver_due", "schedule": 5.0},
+    "push-messages": {"task": "notify.push_due", "schedule": 5.0},
     "idempotency-keys": {"task": "api.purge_idempotency_keys", "schedule": 3600.0},
 }
 # In the embedded default the server process runs the periodic work on a timer.
@@ -317,7 +319,16 @@ OAUTH2_PROVIDER = {
     "OIDC_ISS_ENDPOINT": WEFT_BASE_URL,
     "REQUEST_APPROVAL_PROMPT": "force",
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
-    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": [
+        "authorization_code",
+        "refresh_token",
+        "urn:ietf:params:oauth:grant-type:device_code",
+    ],
+    # RFC 8628 for `weft login` (accounts/device_views.py): the person enters the code here.
+    "OAUTH_DEVICE_VERIFICATION_URI": f"{WEFT_BASE_URL}/o/device/",
+    "DEVICE_FLOW_INTERVAL": env_int("WEFT_DEVICE_INTERVAL_SECONDS", 5),
+    # The device code's user and scopes come from WeftOAuth2Validator.validate_device_code.
+    "OAUTH_PRE_TOKEN_VALIDATION": [],
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_post", "client_secret_basic"],
     "OIDC_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_post", "client_secret_basic"],
     "DCR_ENABLED": True,
@@ -341,8 +352,15 @@ OAUTH2_PROVIDER = {
 SILENCED_SYSTEM_CHECKS = ["oauth2_provider.E001"]
 # Open dynamic client registration, limited per client IP (count per hour).
 WEFT_DCR_RATE_PER_HOUR = env_int("WEFT_DCR_RATE_PER_HOUR", 30)
+# Device authorization requests (`weft login`) per client address an hour.
+WEFT_DEVICE_RATE_PER_HOUR = env_int("WEFT_DEVICE_RATE_PER_HOUR", 30)
 # REST calls per minute a personal access token may make (each token counts on its own).
 WEFT_PAT_RATE_PER_MINUTE = env_int("WEFT_PAT_RATE_PER_MINUTE", 120)
+# Fault runs only: every lease lasts this many seconds instead of the contract's 20 minutes
+# (bench/faults, docs/guarantees.md); 0, the default, keeps the 20 minutes.
+WEFT_LEASE_SECONDS = env_int("WEFT_LEASE_SECONDS", 0)
+if WEFT_LEASE_SECONDS < 0:
+    _fail("WEFT_LEASE_SECONDS", str(WEFT_LEASE_SECONDS), "expected 0 or a positive number of seconds")
 # Test-only: a fixed bearer token accepted by the MCP endpoint (the conformance suite
 # cannot sign in). Refused outside debug mode.
 WEFT_MCP_TEST_TOKEN = env_str("WEFT_MCP_TEST_TOKEN")
@@ -393,3 +411,28 @@ LOGGING = {
     # The MCP SDK logs "Terminating session: None" at INFO for every stateless request.
     "loggers": {"mcp.server.streamable_http": {"level": "WARNING"}},
 }
+
+# Plan changes (accounts/payments.py): "recorded" (the operators invoice from the admin) or "stripe".
+WEFT_PAYMENTS = env_str("WEFT_PAYMENTS", "recorded")
+if WEFT_PAYMENTS not in {"recorded", "stripe"}:
+    raise ConfigError(
+        f"Weft configuration error: WEFT_PAYMENTS must be recorded or stripe, not {WEFT_PAYMENTS!r}."
+    )
+STRIPE_SECRET_KEY = env_str("STRIPE_SECRET_KEY", "")
+if WEFT_PAYMENTS == "stripe" and not STRIPE_SECRET_KEY:
+    raise ConfigError("Weft configuration error: STRIPE_SECRET_KEY is required when WEFT_PAYMENTS is stripe.")
+
+# Web Push to people's phones (notify/): the VAPID key pair (base64url, as `vapid --gen` and
+# `notify.keys` print them) and the contact the push services see. Without a key, push is off.
+WEFT_VAPID_PRIVATE_KEY = env_str("WEFT_VAPID_PRIVATE_KEY", "")
+WEFT_VAPID_PUBLIC_KEY = env_str("WEFT_VAPID_PUBLIC_KEY", "")
+WEFT_VAPID_SUBJECT = env_str("WEFT_VAPID_SUBJECT", "mailto:operators@weft.invalid")
+if bool(WEFT_VAPID_PRIVATE_KEY) != bool(WEFT_VAPID_PUBLIC_KEY):
+    raise ConfigError(
+        "Weft configuration error: set both WEFT_VAPID_PRIVATE_KEY and WEFT_VAPID_PUBLIC_KEY, or neither."
+    )
+# The push services a browser's subscription may point at (notify.services.allowed_endpoint).
+WEFT_PUSH_HOSTS = env_list(
+    "WEFT_PUSH_HOSTS",
+    ["fcm.googleapis.com", "updates.push.services.mozilla.com", "web.push.apple.com", "*.notify.windows.com"],
+)

@@ -10,6 +10,7 @@ urlpatterns = [
     path("", include("accounts.oauth_urls")),
     path("", include("accounts.agent_urls")),
     path("", include("accounts.urls")),
+    path("", include("notify.urls")),
     path("w/<slug:slug>/", include("boards.urls")),
     path("w/<slug:slug>/tokens/", include("accounts.token_urls")),
     path("w/<slug:slug>/webhooks/", include("hooks.urls")),

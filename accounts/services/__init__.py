@@ -15,6 +15,12 @@ from accounts.services.invitations import (
     invitation_revoke,
     invitation_send,
 )
+from accounts.services.plan_changes import (
+    plan_change_abandon,
+    plan_change_begin,
+    plan_change_settle,
+    plan_quote,
+)
 from accounts.services.seats import seat_remove, seat_set_role
 from accounts.services.workspaces import (
     usage_consume,
@@ -30,6 +36,10 @@ __all__ = [
     "invitation_create",
     "invitation_revoke",
     "invitation_send",
+    "plan_change_abandon",
+    "plan_change_begin",
+    "plan_change_settle",
+    "plan_quote",
     "seat_remove",
     "seat_set_role",
     "usage_consume",

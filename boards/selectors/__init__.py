@@ -16,7 +16,13 @@ from boards.selectors.board import (
     holding_runs,
     trashed_tasks,
 )
-from boards.selectors.inbox import InboxEntry, attention_status, inbox_entries, inbox_for_user
+from boards.selectors.inbox import (
+    InboxEntry,
+    attention_status,
+    inbox_entries,
+    inbox_for_person,
+    inbox_for_user,
+)
 from boards.selectors.tasks import (
     Entry,
     RunView,
@@ -24,6 +30,7 @@ from boards.selectors.tasks import (
     run_timeline,
     safe_href,
     search_tasks,
+    task_comments,
     task_detail,
     task_history,
     task_runs,
@@ -44,11 +51,13 @@ __all__ = [
     "dropped_tasks",
     "holding_runs",
     "inbox_entries",
+    "inbox_for_person",
     "inbox_for_user",
     "report_data",
     "run_timeline",
     "safe_href",
     "search_tasks",
+    "task_comments",
     "task_detail",
     "task_history",
     "task_runs",

@@ -7,7 +7,7 @@ attention count, the reminders and the board's "In Inbox" badge use.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,7 +20,7 @@ from boards.payloads import holder_name, iso
 from boards.results import AttentionStatus, InboxListResult
 from boards.selectors.tasks import report_data
 from boards.services.common import attention_now, attention_wait
-from weft.hints import DONE, wait
+from weft.hints import DONE, Call, Hint, next_, wait
 
 
 def attention_status(*, workspace: Workspace, now: datetime | None = None) -> AttentionStatus:
@@ -55,6 +55,29 @@ def inbox_for_user(*, workspace: Workspace, user: User, now: datetime | None = N
     else:
         hint = DONE
     return InboxListResult(open=open_items, snoozed=snoozed, attention=status, now=at, hint=hint)
+
+
+def inbox_for_person(*, workspace: Workspace, user: User) -> InboxListResult:
+    """The Inbox as its person reads it over REST: the hint is theirs to act on — decide the
+    oldest waiting item (answer a question with its first option) — rather than to wait for."""
+    found = inbox_for_user(workspace=workspace, user=user)
+    if not found.open:
+        return found
+    return replace(found, hint=person_hint(found.open[0]))
+
+
+def person_hint(item: InboxItem) -> Hint:
+    """A review: accept it, or snooze it. A question: answer with its first option, or snooze it;
+    a question without options is read first (its task), since no answer can be offered."""
+    later = Call("decide_inbox_item", {"id": item.pk, "decision": "later"})
+    question = item.question
+    if question is None:
+        return next_("decide_inbox_item", {"id": item.pk, "decision": "accept"}, fallback=later)
+    if question.options:
+        return next_(
+            "answer_question", {"id": question.pk, "answer": str(question.options[0])}, fallback=later
+        )
+    return next_("get_task", {"id": item.task_id}, fallback=later)
 
 
 @dataclass

@@ -18,6 +18,7 @@ from boards import clock, lease, limits
 from boards.access import access_task
 from boards.models import (
     Column,
+    Comment,
     InboxItem,
     InboxKind,
     InboxState,
@@ -241,3 +242,8 @@ def search_tasks(*, workspace: Workspace, query: str, limit: int = 20) -> Search
         )
     hint = next_("get_task", {"id": found[0].pk}) if found else next_("get_board_state")
     return SearchResult(query=text, tasks=found, hint=hint)
+
+
+def task_comments(*, task: Task) -> list[Comment]:
+    """The task's comments, oldest first, with their authors."""
+    return list(Comment.objects.filter(task=task).select_related("author").order_by("created_at", "pk"))

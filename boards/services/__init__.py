@@ -2,8 +2,8 @@
 
 Split by subdomain: `board` (boards and tasks), `trash`, `claim` (taking a task), `runs` (a run's
 lease-guarded writes and the lease sweep), `delivery` (answers and approvals handed over once),
-`inbox` (a person's decisions), `work` (get_my_work, which hands answers over), `next_task`
-(complete_task's startNext). Everything a surface calls is re-exported here.
+`inbox` (a person's decisions), `comments`, `work` (get_my_work, which hands answers over),
+`next_task` (complete_task's startNext). Everything a surface calls is re-exported here.
 """
 
 from boards.services.board import (
@@ -14,6 +14,7 @@ from boards.services.board import (
     task_update,
 )
 from boards.services.claim import task_claim
+from boards.services.comments import comment_add
 from boards.services.inbox import inbox_decide, question_answer
 from boards.services.runs import (
     lease_sweep,
@@ -27,6 +28,7 @@ from boards.services.work import work_for_connection
 
 __all__ = [
     "board_default",
+    "comment_add",
     "inbox_decide",
     "lease_sweep",
     "question_answer",

@@ -51,3 +51,11 @@ def attention_fill(attention: object) -> int:
     items = percent(getattr(attention, "waiting", 0), getattr(attention, "limit", 0))
     minutes = percent(getattr(attention, "minutes", 0), getattr(attention, "minute_limit", 0))
     return max(items, minutes)
+
+
+@register.filter
+def markdown(value: str | None) -> str:
+    """Markdown rendered and sanitized (weft.markdown): safe to show as HTML."""
+    from weft.markdown import render_markdown
+
+    return render_markdown(value or "")

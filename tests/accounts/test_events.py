@@ -192,7 +192,7 @@ def test_the_admins_kill_switch_and_plan_field_log_through_the_services(client: 
         "is_suspended": "",
         **{
             f"{prefix}-{field}": "0"
-            for prefix in ("seats", "usage", "invitations")
+            for prefix in ("seats", "usage", "invitations", "plan_changes")
             for field in ("TOTAL_FORMS", "INITIAL_FORMS")
         },
     }

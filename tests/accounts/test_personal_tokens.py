@@ -59,6 +59,16 @@ def test_it_creates_the_token_with_its_own_connection_and_expiry(alice, ws_a):
     assert token.expires_at == token.created_at + timedelta(days=7)
 
 
+def test_a_token_decides_the_inbox_only_when_made_to(alice, ws_a):
+    client = _signed_in(alice)
+    _create(client, ws_a, name="Agent", expires_in="7")
+    _create(client, ws_a, name="Me", expires_in="7", can_decide="on")
+    made = dict(PersonalAccessToken.objects.values_list("name", "can_decide"))
+    assert made == {"Agent": False, "Me": True}
+    listing = client.get(reverse("workspace_tokens", kwargs={"slug": ws_a.slug})).content.decode()
+    assert listing.count("decides Inbox") == 1
+
+
 def test_it_creates_a_token_that_never_expires(alice, ws_a):
     _create(_signed_in(alice), ws_a, name="Forever", expires_in="never")
     assert PersonalAccessToken.objects.get().expires_at is None

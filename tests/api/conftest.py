@@ -84,3 +84,18 @@ def public_dns(monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.hooks.conftest import fake_dns
 
     fake_dns(monkeypatch, {})
+
+
+def person_token(user: User, workspace: Workspace, *, can_decide: bool = True) -> str:
+    """A personal access token of `user` in `workspace`, as the tokens page makes it."""
+    from accounts.models import Seat
+    from accounts.tokens import pat_create
+
+    seat = Seat.objects.get(user=user, workspace=workspace)
+    return pat_create(seat=seat, name="Inbox", expires_in_days=None, can_decide=can_decide).secret
+
+
+@pytest.fixture
+def person(api: Api, alice: User, ws_a: Workspace) -> Api:
+    """alice herself over REST: a personal access token made with "May decide my Inbox"."""
+    return Api(api.client, person_token(alice, ws_a))

@@ -79,18 +79,18 @@ def _operation_names() -> set[str]:
     return {r.operation_id for r in ROUTES if not r.external}
 
 
-def test_every_endpoint_keeps_the_hint_contract(api, alice, carol, ws_b, public_dns):
+def test_every_endpoint_keeps_the_hint_contract(api, person, alice, carol, ws_b, public_dns):
     suspended = signed_in(carol, ws_b)
     ws_b.is_suspended = True
     ws_b.save(update_fields=["is_suspended"])
 
-    def ok(name: str, method: str, path: str, body: Any = None) -> Answer:
-        answer = api.call(method, path, body)
-        audit(api, name, answer, error=False)
+    def ok(name: str, method: str, path: str, body: Any = None, caller: Api = api) -> Answer:
+        answer = caller.call(method, path, body)
+        audit(caller, name, answer, error=False)
         return answer
 
     def refused(name: str, method: str, path: str, body: Any = None, caller: Api = api) -> None:
-        audit(api, name, caller.call(method, path, body), error=True)
+        audit(caller, name, caller.call(method, path, body), error=True)
 
     ok("get_my_work", "GET", "work")
     task = ok("create_task", "POST", "tasks", {"title": "Audit the hints"}).body["task"]
@@ -137,6 +137,16 @@ def test_every_endpoint_keeps_the_hint_contract(api, alice, carol, ws_b, public_
     answered = api.post("issues", {**report, "reporter_app_version": "1.4.2"}).body["issue"]
     ok("triage_issue", "POST", f"issues/{answered['id']}/triage", {"action": "ask", "body": "Which board?"})
 
+    # A person's Inbox: the question request_input asked, then a review to decide.
+    inbox = ok("list_inbox", "GET", "inbox", caller=person).body
+    question = next(row for row in inbox["open"] if row["kind"] == "question")["question"]
+    ok("answer_question", "POST", f"questions/{question['id']}/answer", {"answer": "Yes"}, caller=person)
+    reviewed = api.post("tasks", {"title": "Review me", "reviewRequired": True}).body["task"]
+    run = api.post(f"tasks/{reviewed['id']}/start").body
+    api.post(f"runs/{run['runId']}/complete", {"leaseToken": run["leaseToken"], "outcome": "Done."})
+    item = next(row for row in person.get("inbox").body["open"] if row["taskId"] == reviewed["id"])
+    ok("decide_inbox_item", "POST", f"inbox/{item['id']}/decide", {"decision": "accept"}, caller=person)
+
     bad = {"leaseToken": "not-the-token"}
     refused("get_my_work", "GET", "work", caller=suspended)
     refused("list_boards", "GET", "boards", caller=suspended)
@@ -174,6 +184,9 @@ def test_every_endpoint_keeps_the_hint_contract(api, alice, carol, ws_b, public_
     refused("triage_issue", "POST", f"issues/{answered['id']}/triage", {"action": "duplicate"})
     refused("triage_issue", "POST", f"issues/{answered['id']}/triage", {"action": "resolve"})
     refused("get_my_work", "GET", "work", caller=Api(api.client, "expired-or-never-issued"))
+    refused("list_inbox", "GET", "inbox")  # an agent's token decides nothing
+    refused("decide_inbox_item", "POST", f"inbox/{MISSING}/decide", {"decision": "drop"}, caller=person)
+    refused("answer_question", "POST", f"questions/{MISSING}/answer", {"answer": "No"}, caller=person)
 
     unaudited = {name for name in _operation_names() if AUDITED.get(name) != {"success", "error"}}
     assert not unaudited, f"endpoints without both paths audited: {sorted(unaudited)}"

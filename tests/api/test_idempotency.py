@@ -143,3 +143,34 @@ def test_a_key_whose_first_request_died_is_taken_over(api):
     _reserved(api, "died", age=timedelta(minutes=3))
     answer = api.post("tasks", {"title": "Racing"}, headers={"Idempotency-Key": "died"})
     assert answer.status == 201 and Task.objects.count() == 1
+
+
+def _dies_before_the_answer_is_kept(monkeypatch, *, cleanup: bool) -> None:  # type: ignore[no-untyped-def]
+    """The first key_store fails as a lost database or a killed worker makes it fail; without
+    `cleanup` nothing after it runs either (a process killed there runs no handler)."""
+    from api import idempotency
+
+    real, calls = idempotency.key_store, []
+
+    def store(**kwargs):  # type: ignore[no-untyped-def]
+        calls.append(kwargs)
+        if len(calls) == 1:
+            raise RuntimeError("the database went away")
+        return real(**kwargs)
+
+    monkeypatch.setattr(idempotency, "key_store", store)
+    if not cleanup:
+        # (the code before the fix freed the key in a handler; the fix has none)
+        monkeypatch.setattr(idempotency, "key_release", lambda **kwargs: None, raising=False)
+
+
+@pytest.mark.parametrize("cleanup", [True, False], ids=["failed", "killed"])
+def test_a_write_whose_answer_was_not_kept_is_not_applied_and_its_retry_runs_once(api, monkeypatch, cleanup):
+    # Found by the fault run (bench/faults: worker_kill, pg_network): the write committed before
+    # its answer was kept, so a retry either ran it twice or got `conflict` for two minutes.
+    _dies_before_the_answer_is_kept(monkeypatch, cleanup=cleanup)
+    failed = api.post("tasks", {"title": "Exactly once"}, headers={"Idempotency-Key": "dies"})
+    assert failed.status >= 500 and Task.objects.count() == 0
+    again = api.post("tasks", {"title": "Exactly once"}, headers={"Idempotency-Key": "dies"})
+    assert again.status == 201, again.body
+    assert Task.objects.filter(title="Exactly once").count() == 1

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from api.routes import ROUTES
+from boards.models import InboxItem, Question
 from tests.test_ownership import _workspace_rows
 from weft.models import Event
 
@@ -21,6 +22,8 @@ MISSING = {
     "sub": "987654321",
     "issue": "987654321",
     "run": "00000000-0000-4000-8000-000000000000",
+    "item": "987654321",
+    "question": "987654321",
 }
 
 # (method, path, body or query): {name} is the other workspace's object, or a missing one.
@@ -43,6 +46,13 @@ CASES: list[tuple[str, str, dict[str, Any] | None]] = [
 ]
 
 
+# The same, as alice herself (a personal access token that may decide her Inbox).
+PERSON_CASES: list[tuple[str, str, dict[str, Any] | None]] = [
+    ("POST", "inbox/{item}/decide", {"decision": "accept"}),
+    ("POST", "questions/{question}/answer", {"answer": "Mine now."}),
+]
+
+
 def _fill(value: Any, names: dict[str, str]) -> Any:
     text = json.dumps(value)
     for name, ident in names.items():
@@ -62,9 +72,11 @@ def test_the_cases_cover_every_route_that_names_an_object():
             .replace("{sub}", "{id}")
             .replace("{issue}", "{id}")
             .replace("{board}", "{boardId}")
-            .replace("{run}", "{runId}"),
+            .replace("{run}", "{runId}")
+            .replace("{item}", "{id}")
+            .replace("{question}", "{id}"),
         )
-        for m, p, _ in CASES
+        for m, p, _ in [*CASES, *PERSON_CASES]
     }
     named = {(r.method, r.template) for r in ROUTES if r.path_args and not r.external}
     assert named <= covered, sorted(named - covered)
@@ -136,3 +148,34 @@ def test_a_foreign_id_in_a_triage_answers_like_a_missing_one(api, ws_a, ws_b, th
     assert _workspace_rows(ws_b) == before
     assert Event.objects.filter(workspace=ws_b).count() == events
     assert Event.objects.filter(workspace=ws_a).count() == mine_before
+
+
+@pytest.fixture
+def their_inbox(api_b) -> dict[str, str]:
+    """Carol's review and question, waiting in her Inbox."""
+    task = api_b.post("tasks", {"title": "Carol's review", "reviewRequired": True}).body["task"]
+    run = api_b.post(f"tasks/{task['id']}/start").body
+    api_b.post(f"runs/{run['runId']}/complete", {"leaseToken": run["leaseToken"], "outcome": "Done."})
+    asked = api_b.post("tasks", {"title": "Carol's question"}).body["task"]
+    held = api_b.post(f"tasks/{asked['id']}/start").body
+    api_b.post(f"runs/{held['runId']}/ask", {"leaseToken": held["leaseToken"], "question": "Which?"})
+    return {
+        "item": str(InboxItem.objects.get(task_id=task["id"]).pk),
+        "question": str(Question.objects.get(task_id=asked["id"]).pk),
+    }
+
+
+@pytest.mark.parametrize("method,path,body", PERSON_CASES, ids=[f"{m} {p}" for m, p, _ in PERSON_CASES])
+def test_a_person_naming_a_foreign_id_gets_what_a_missing_one_gets(
+    person, ws_b, their_inbox, method, path, body
+):
+    before, events = _workspace_rows(ws_b), Event.objects.filter(workspace=ws_b).count()
+    name = path.split("{")[1].split("}")[0]
+    foreign = person.call(method, _fill(path, their_inbox), body)
+    missing = person.call(method, _fill(path, {name: MISSING[name]}), body)
+    assert foreign.status == missing.status == 404 and foreign.body["error"]["code"] == "not_found"
+    assert _without(foreign.body, their_inbox[name], MISSING[name]) == _without(
+        missing.body, their_inbox[name], MISSING[name]
+    )
+    assert _workspace_rows(ws_b) == before
+    assert Event.objects.filter(workspace=ws_b).count() == events

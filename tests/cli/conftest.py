@@ -44,7 +44,13 @@ def weft_url(postgres_server_db: None) -> Iterator[str]:
     url = f"postgresql://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}"
     port = free_port()
     env = server_env(
-        {"DATABASE_URL": url, "WEFT_TESTING": "1", "WEFT_TEST_LEASE_SECONDS": str(LEASE_SECONDS)}, port
+        {
+            "DATABASE_URL": url,
+            "WEFT_TESTING": "1",
+            "WEFT_TEST_LEASE_SECONDS": str(LEASE_SECONDS),
+            "WEFT_DEVICE_INTERVAL_SECONDS": "1",
+        },
+        port,
     )
     proc = subprocess.Popen([sys.executable, "-m", "tests.cli.lease_server", str(port)], cwd=ROOT, env=env)
     try:
@@ -116,3 +122,16 @@ def signed_in(cli: Cli, weft_url: str, alice: User, ws_a: Workspace) -> Cli:
     result = cli("login", f"--token={token}")  # a token may begin with "-"
     assert result.code == 0, result
     return cli
+
+
+@pytest.fixture
+def cli_person(weft_url: str, tmp_path: Path, alice: User, ws_a: Workspace) -> Cli:
+    """alice herself: a personal access token made with "May decide my Inbox"."""
+    from accounts.models import Seat
+    from accounts.tokens import pat_create
+
+    seat = Seat.objects.get(user=alice, workspace=ws_a)
+    secret = pat_create(seat=seat, name="Inbox", expires_in_days=None, can_decide=True).secret
+    person = Cli(weft_url, tmp_path / "person")
+    assert person("login", f"--token={secret}").code == 0
+    return person

@@ -70,3 +70,22 @@ def test_ask_wait_returns_once_a_person_answers(signed_in: Cli, ws_a: Workspace,
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0, out
     assert "yes" in out
+
+
+def test_a_persons_inbox_commands_name_calls_that_run(
+    signed_in: Cli, cli_person: Cli, ws_a: Workspace, alice: User
+) -> None:
+    """`weft list-inbox`, `decide-inbox-item` and `answer-question` with a token that may decide."""
+    review = task_create(workspace=ws_a, title="Review me", review_required=True).task
+    audited(signed_in, "start", str(review.pk))
+    audited(signed_in, "complete", "--outcome", "Reviewed.")
+    asked = task_create(workspace=ws_a, title="Ask me").task
+    audited(signed_in, "start", str(asked.pk))
+    audited(signed_in, "ask", "Which region?", "--option", "eu", "--option", "us")
+    listed = audited(cli_person, "list-inbox")
+    assert listed.markers()[0].startswith("Next: weft decide-inbox-item --decision accept --id ")
+    question = Question.objects.get(task=asked)
+    audited(cli_person, "answer-question", "--id", str(question.pk), "--answer", "eu")
+    assert audited(cli_person, "list-inbox").markers() == ["Done."]
+    refused = audited(signed_in, "list-inbox")  # an agent's token decides nothing
+    assert refused.code == 3 and "forbidden" in refused.out

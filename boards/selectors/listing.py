@@ -1,4 +1,4 @@
-"""REST-only reads: the workspace's boards, and its tasks a page at a time (cursor pagination).
+"""Listings: the workspace's boards, and its tasks a page at a time (cursor pagination).
 
 The cursor is opaque to callers: the last task id of the page, encoded. Pages are in id order,
 so a task created while a caller pages appears on a later page, and none is seen twice.
@@ -15,7 +15,7 @@ from accounts.models import Workspace
 from boards.access import access_board
 from boards.models import Board, Column, Task
 from boards.payloads import task_payload
-from boards.selectors import boards_of
+from boards.selectors.board import boards_of
 from weft.errors import invalid_argument
 from weft.hints import Hint, fix, next_
 

@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0007_personal_access_token'),
-        ('boards', '0005_progress_note'),
+        ('boards', '0006_task_comment'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
