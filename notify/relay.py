@@ -7,6 +7,7 @@ push on. Rows only, never the network: notify.push sends them, off the request a
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db.models import Exists, OuterRef, Q
 from django.urls import reverse
 
@@ -21,8 +22,8 @@ from weft.models import Event
 def on_events(events: list[Event]) -> None:
     """Relay hook: the push messages of freshly positioned Inbox items."""
     created = [e for e in events if e.type == "inbox.item_created"]
-    if not created:
-        return
+    if not created or not settings.WEFT_VAPID_PRIVATE_KEY:
+        return  # push is off on this server: nothing would send them
     ids = [int(e.entity_id) for e in created]
     items = InboxItem.objects.select_related("task", "question", "workspace").in_bulk(ids)
     rows = []

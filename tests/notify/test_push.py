@@ -316,3 +316,11 @@ def test_the_settings_page_saves_and_the_worker_and_manifest_are_served(alice) -
     assert worker["Service-Worker-Allowed"] == "/" and b"showNotification" in worker.content
     manifest = client.get("/manifest.webmanifest").json()
     assert manifest["display"] == "standalone" and manifest["icons"]
+
+
+def test_without_a_vapid_key_no_message_waits(service, alice, ws_a, agent) -> None:
+    _subscribe(alice, Browser(service))
+    with override_settings(WEFT_VAPID_PRIVATE_KEY="", WEFT_VAPID_PUBLIC_KEY=""):
+        _inbox_item(ws_a, agent)
+        assert push_send_due() == 0
+    assert not PushMessage.objects.exists()
