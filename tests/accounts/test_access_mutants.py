@@ -142,3 +142,96 @@ def test_a_member_seat_comes_with_its_user_in_one_query(alice, bob, ws_a, django
     bob_seat_id = Seat.objects.get(workspace=ws_a, user=bob).pk
     with django_assert_num_queries(1):
         assert access_member_seat(alice_seat, bob_seat_id).user.email == bob.email
+
+
+# A person's credential for the Inbox over REST, and the plan changes of a workspace.
+
+
+def _tokens(alice: User, ws_a):
+    from accounts.tokens import pat_create
+
+    seat = Seat.objects.get(user=alice, workspace=ws_a)
+    deciding = pat_create(seat=seat, name="Me", expires_in_days=None, can_decide=True).token
+    plain = pat_create(seat=seat, name="Agent", expires_in_days=None).token
+    return deciding, plain
+
+
+def test_only_the_callers_own_deciding_token_makes_it_a_person(alice, ws_a, django_assert_num_queries):
+    from accounts.access import access_deciding_person
+
+    deciding, plain = _tokens(alice, ws_a)
+    with django_assert_num_queries(1):  # the token and its person in one query
+        person = access_deciding_person(deciding.connection)
+        assert person.email == alice.email
+    refused = refusal(lambda: access_deciding_person(plain.connection))
+    expected_hint = [
+        "Wait: a person creates a personal access token with “May decide my Inbox” on the tokens page; "
+        "check again with get_my_work {}"
+    ]
+    assert refused == (
+        "forbidden",
+        "only a personal access token made with “May decide my Inbox” decides the Inbox as its person",
+        {"connectionId": plain.connection.pk},
+        expected_hint,
+    )
+
+
+def test_a_revoked_deciding_token_is_no_person(alice, ws_a):
+    from django.utils import timezone
+
+    from accounts.access import access_deciding_person
+    from accounts.models import PersonalAccessToken
+
+    deciding, _ = _tokens(alice, ws_a)
+    PersonalAccessToken.objects.filter(pk=deciding.pk).update(revoked_at=timezone.now())
+    assert refusal(lambda: access_deciding_person(deciding.connection))[0] == "forbidden"
+
+
+def test_a_plan_change_is_found_by_its_id_within_the_workspace(alice, ws_a, carol, ws_b):
+    from accounts.access import access_plan_change
+    from accounts.models import PlanChange
+
+    def change(ws) -> PlanChange:
+        return PlanChange.objects.create(
+            workspace=ws, from_plan="free", from_period="monthly", to_plan="pro", to_period="monthly",
+            seats=1, provider="recorded", state=PlanChange.RECORDED,
+        )  # fmt: skip
+
+    first, second, theirs = change(ws_a), change(ws_a), change(ws_b)
+    seat = Seat.objects.select_related("workspace").get(user=alice, workspace=ws_a)
+    assert access_plan_change(seat, second.pk) == second
+    assert access_plan_change(seat, first.pk) == first
+    with pytest.raises(Http404):
+        access_plan_change(seat, theirs.pk)
+    foreign = refusal(lambda: access_plan_change(seat, theirs.pk))
+    missing = refusal(lambda: access_plan_change(seat, 987654))
+    assert foreign[1] == f"plan change {theirs.pk} does not exist in this workspace"
+    assert missing[:2] == ("not_found", "plan change 987654 does not exist in this workspace")
+    assert (foreign[2], missing[2]) == (
+        {"kind": "plan change", "id": str(theirs.pk)},
+        {"kind": "plan change", "id": "987654"},
+    )
+
+
+def test_a_token_page_names_the_token_it_did_not_find_and_reads_its_connection_with_it(
+    alice, bob, ws_a, django_assert_num_queries
+):
+    from accounts.access import access_personal_token
+
+    deciding, _ = _tokens(alice, ws_a)
+    owner = Seat.objects.select_related("workspace").get(user=alice, workspace=ws_a)
+    with django_assert_num_queries(1):
+        found = access_personal_token(owner, deciding.pk)
+        assert found.connection.pk == deciding.connection_id
+    member = Seat.objects.select_related("workspace").get(user=bob, workspace=ws_a)
+    refused = refusal(lambda: access_personal_token(member, deciding.pk))
+    assert refused[:3] == (
+        "not_found",
+        f"token {deciding.pk} does not exist in this workspace",
+        {"kind": "token", "id": str(deciding.pk)},
+    )
+
+
+def test_a_managing_seat_refusal_names_the_workspace_asked_for(bob, ws_a):
+    refused = refusal(lambda: access_managing_seat(bob, ws_a.slug))
+    assert ws_a.slug in refused[1] or ws_a.slug in str(refused[2])
