@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import time
 from typing import Any
 
@@ -16,6 +17,8 @@ from weft.errors import invalid_argument
 from weft.hints import wait
 
 KEY_MAX = 200
+# The browser's keys are base64url (RFC 8291); anything else (a NUL, a space) is not a key.
+BASE64URL = re.compile(r"[A-Za-z0-9_-]+={0,2}")
 
 
 def allowed_endpoint(url: str) -> bool:
@@ -47,7 +50,7 @@ def push_subscribe(*, user: User, data: Any, user_agent: str = "") -> PushSubscr
             "endpoint", "not a push service's URL", fix_hint=wait("the browser subscribes again")
         )
     for name, value in (("keys.p256dh", p256dh), ("keys.auth", auth)):
-        if not isinstance(value, str) or not value or len(value) > KEY_MAX or not value.isascii():
+        if not isinstance(value, str) or not value or len(value) > KEY_MAX or not BASE64URL.fullmatch(value):
             raise invalid_argument(
                 name, "missing or not a key", fix_hint=wait("the browser subscribes again")
             )

@@ -324,3 +324,14 @@ def test_without_a_vapid_key_no_message_waits(service, alice, ws_a, agent) -> No
         _inbox_item(ws_a, agent)
         assert push_send_due() == 0
     assert not PushMessage.objects.exists()
+
+
+@pytest.mark.parametrize("auth", ["a\x00b", "a b", "x" * 201, ""])
+def test_a_key_that_is_not_base64url_is_refused(alice, auth) -> None:
+    client = Client()
+    client.force_login(alice)
+    body = {"endpoint": "https://fcm.googleapis.com/fcm/send/abc", "keys": {"p256dh": "BPk", "auth": auth}}
+    with override_settings(DEBUG=False):
+        answer = client.post("/push/subscriptions/", body, content_type="application/json")
+    assert answer.status_code == 400 and answer.json()["error"]["code"] == "invalid_argument"
+    assert not PushSubscription.objects.exists()
