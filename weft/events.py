@@ -116,10 +116,16 @@ def emit(
         payload=dict(payload),
         epoch=epoch,
     )
+    schedule_relay()
+    return event
+
+
+def schedule_relay() -> None:
+    """Position this transaction's events once it commits; a writer that inserts event rows in
+    its own SQL (position NULL) calls this inside its transaction, as `emit()` does."""
     # One callback per event: the first positions the whole transaction's events, the others
     # find nothing waiting and stop after one indexed probe.
     transaction.on_commit(_relay_after_commit)
-    return event
 
 
 def _relay_after_commit() -> None:
