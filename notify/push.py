@@ -4,7 +4,8 @@ A periodic task sends what is pending: a message whose person is in quiet hours 
 (the Inbox still has the item, and the email reminder still comes), one the push service
 accepts is sent, a subscription it says is gone (404, 410) is deleted, and any other failure is
 retried on the next round, three attempts in all. The signing key is WEFT_VAPID_PRIVATE_KEY;
-without one push is off and messages wait.
+without one push is off and messages wait. A daily trim deletes the messages that are done with
+(sent, suppressed or failed) once they are a week old; pending ones stay until they are sent.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import zoneinfo
-from datetime import datetime
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 import requests
@@ -29,6 +30,8 @@ log = logging.getLogger(__name__)
 ATTEMPTS = 3
 BATCH = 100
 TTL_SECONDS = 3600
+RETENTION = timedelta(days=7)
+TRIM_BATCH = 1000
 
 
 def push_enabled() -> bool:
@@ -107,3 +110,13 @@ def _send_one(message: PushMessage, now: datetime) -> int:
     PushMessage.objects.filter(pk=message.pk).update(state=PushMessage.SENT, sent_at=now)
     PushSubscription.objects.filter(pk=device.pk).update(last_sent_at=now)
     return 1
+
+
+def push_trim(*, now: datetime | None = None, batch: int = TRIM_BATCH) -> int:
+    """Delete finished messages older than RETENTION, a batch per statement; returns how many."""
+    cutoff = (now or timezone.now()) - RETENTION
+    finished = PushMessage.objects.exclude(state=PushMessage.PENDING).filter(created_at__lt=cutoff)
+    deleted = 0
+    while ids := list(finished.values_list("pk", flat=True)[:batch]):
+        deleted += PushMessage.objects.filter(pk__in=ids).delete()[0]
+    return deleted

@@ -289,6 +289,7 @@ CELERY_BEAT_SCHEDULE = {
     "trash-purge": {"task": "boards.tasks.purge_trash", "schedule": 3600.0},
     "webhook-deliveries": {"task": "hooks.deliver_due", "schedule": 5.0},
     "push-messages": {"task": "notify.push_due", "schedule": 5.0},
+    "push-trim": {"task": "notify.push_trim", "schedule": 86400.0},
     "idempotency-keys": {"task": "api.purge_idempotency_keys", "schedule": 3600.0},
 }
 # In the embedded default the server process runs the periodic work on a timer.
