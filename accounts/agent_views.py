@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
+from django.urls import reverse
 
 from accounts.access import access_connection_for_user
 from accounts.connections import connection_revoke, connections_for_user
@@ -23,8 +24,18 @@ def connections(request: HttpRequest) -> HttpResponse:
 def connection_revoke_view(request: HttpRequest, connection_id: int) -> HttpResponse:
     # Look the connection up before checking the method: someone else's id answers 404 either way.
     connection = access_connection_for_user(request.user, connection_id)  # type: ignore[arg-type]
+    if request.method == "GET":
+        confirm = {
+            "title": f"Revoke {connection.name}?",
+            "text": f"{connection.name} is signed out of {connection.workspace.name} at once: its tokens "
+            "stop working and its calls are refused. To use it again, connect it again.",
+            "action": request.path,
+            "button": f"Revoke {connection.name}",
+            "cancel": reverse("connections"),
+        }
+        return render(request, "accounts/confirm.html", {"confirm": confirm})
     if request.method != "POST":
-        return HttpResponseNotAllowed(["POST"])
+        return HttpResponseNotAllowed(["GET", "POST"])
     connection_revoke(connection=connection)
     messages.success(request, f"{connection.name} is disconnected; its sign-in no longer works.")
     return redirect("connections")

@@ -174,8 +174,18 @@ def member_role(request: HttpRequest, slug: str, seat_id: int) -> HttpResponse:
 def member_remove(request: HttpRequest, slug: str, seat_id: int) -> HttpResponse:
     seat = access_managing_seat(_user(request), slug)
     target = access_member_seat(seat, seat_id)
+    if request.method == "GET":
+        confirm = {
+            "title": f"Remove {target.user.email}?",
+            "text": f"{target.user.email} loses access to {seat.workspace.name} and its board now. "
+            "You can invite them again later.",
+            "action": request.path,
+            "button": "Remove member",
+            "cancel": reverse("workspace_members", kwargs={"slug": slug}),
+        }
+        return render(request, "accounts/confirm.html", {"confirm": confirm})
     if request.method != "POST":
-        return HttpResponseNotAllowed(["POST"])
+        return HttpResponseNotAllowed(["GET", "POST"])
     try:
         services.seat_remove(seat=target, by=seat)
     except WeftError as error:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from django import forms
 
 from boards import limits
 from boards.models import Column, Priority
+from boards.selectors import BoardFilter, ListSort
 
 PEOPLE_COLUMNS = [
     (Column.BACKLOG.value, "Backlog"),
@@ -16,6 +18,7 @@ PEOPLE_COLUMNS = [
     (Column.DROPPED.value, "Dropped"),
 ]
 
+VIEWS = [("board", "Board"), ("list", "List")]
 SNOOZE_CHOICES = [("1h", "1 hour"), ("4h", "4 hours"), ("tomorrow", "Tomorrow")]
 SNOOZE_SPANS = {"1h": timedelta(hours=1), "4h": timedelta(hours=4), "tomorrow": timedelta(hours=24)}
 
@@ -56,6 +59,51 @@ class BoardFilterForm(forms.Form):
     )
     review = forms.BooleanField(required=False, label="Needs review")
     held = forms.BooleanField(required=False, label="Held by an agent")
+    view = forms.ChoiceField(choices=VIEWS, required=False)
+    sort = forms.CharField(required=False, max_length=20)
+
+    def filters(self) -> BoardFilter:
+        """The valid filters; an invalid form filters nothing (the page says why)."""
+        if not self.is_valid():
+            return BoardFilter()
+        data = self.cleaned_data
+        return BoardFilter(
+            query=data["q"].strip(),
+            priority=data["priority"],
+            review_only=data["review"],
+            held_only=data["held"],
+        )
+
+    def listing(self) -> bool:
+        return self.is_valid() and self.cleaned_data["view"] == "list"
+
+    def list_sort(self) -> ListSort:
+        return ListSort.parse(self.cleaned_data["sort"] if self.is_valid() else "")
+
+
+class IdListField(forms.Field):
+    """Every value of a repeated field (the ticked boxes), as strings; access decides what they name."""
+
+    widget = forms.CheckboxSelectMultiple
+
+    def to_python(self, value: Any) -> list[str]:
+        return [str(v) for v in value or []]
+
+
+class BulkForm(forms.Form):
+    task = IdListField(label="Tasks", required=False)
+    action = forms.ChoiceField(choices=[("move", "Move"), ("trash", "Trash"), ("priority", "Set priority")])
+    column = forms.ChoiceField(choices=PEOPLE_COLUMNS, required=False)
+    priority = forms.TypedChoiceField(choices=Priority.choices, coerce=int, required=False, empty_value=None)
+
+    def done_text(self, count: int) -> str:
+        tasks = "1 task" if count == 1 else f"{count} tasks"
+        action = self.cleaned_data["action"]
+        if action == "move":
+            return f"Moved {tasks} to {Column(self.cleaned_data['column']).label}."
+        if action == "trash":
+            return f"Moved {tasks} to the trash; restore them within 30 days."
+        return f"Set {tasks} to {Priority(self.cleaned_data['priority']).label} priority."
 
 
 class DecideForm(forms.Form):

@@ -18,5 +18,7 @@ urlpatterns = [
     path("tasks/<int:task_id>/restore/", views.task_restore, name="task_restore"),
     path("inbox/", views.inbox, name="inbox"),
     path("inbox/<int:item_id>/decide/", views.inbox_decide, name="inbox_decide"),
+    path("inbox/<int:item_id>/undo-drop/", views.inbox_undo_drop, name="inbox_undo_drop"),
     path("questions/<int:question_id>/answer/", views.question_answer, name="question_answer"),
+    path("tasks/bulk/", views.tasks_bulk, name="tasks_bulk"),
 ]

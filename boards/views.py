@@ -23,12 +23,14 @@ from boards.forms import (
     PEOPLE_COLUMNS,
     AnswerForm,
     BoardFilterForm,
+    BulkForm,
     DecideForm,
     MoveForm,
     TaskCreateForm,
     TaskForm,
 )
-from boards.models import BOARD_COLUMNS, Column, InboxKind
+from boards.models import BOARD_COLUMNS, Column, Decision, InboxKind
+from boards.templatetags.weft_boards import UNDO_TAG
 from weft.errors import WeftError
 
 View = Callable[..., HttpResponse]
@@ -93,6 +95,11 @@ def _error(request: HttpRequest, error: WeftError) -> None:
     messages.error(request, error.message[:1].upper() + error.message[1:])
 
 
+def _undoable(request: HttpRequest, text: str, undo_url: str) -> None:
+    """A toast with an Undo button (base.html reads the action from the message's tags)."""
+    messages.success(request, text, extra_tags=f"{UNDO_TAG}{undo_url}")
+
+
 def _board_id(request: HttpRequest) -> str | None:
     return request.GET.get("board") or request.POST.get("board") or None
 
@@ -102,32 +109,65 @@ def _board_id(request: HttpRequest) -> str | None:
 def board(request: SeatRequest, seat: Seat) -> HttpResponse:
     current = selectors.board_for_read(seat.workspace, _board_id(request))
     form = BoardFilterForm(request.GET)
-    filters = selectors.BoardFilter()
-    if form.is_valid():
-        data = form.cleaned_data
-        filters = selectors.BoardFilter(
-            query=data["q"].strip(),
-            priority=data["priority"],
-            review_only=data["review"],
-            held_only=data["held"],
-        )
-    columns = selectors.board_columns(
-        workspace=seat.workspace, board=current, filters=filters, now=clock.db_now()
-    )
+    filters, now, listing = form.filters(), clock.db_now(), form.listing()
+    where = {"workspace": seat.workspace, "board": current, "filters": filters, "now": now}
     draft = request.session.pop(DRAFT_KEY, None) or {}
     context = {
         **_nav(seat),
         "board": current,
         "boards": selectors.boards_of(seat.workspace),
-        "columns": columns,
+        "listing": listing,
         "filter_form": form,
+        "filter_error": "" if form.is_valid() else "Filters ignored: " + _form_errors(form),
         "filters": filters,
         "create_form": TaskCreateForm(),
         **_draft_context(draft),
-        "move_choices": MoveForm.base_fields["column"].choices,  # type: ignore[attr-defined]
         "board_columns": BOARD_COLUMNS,
+        "query_keep": _query_without(request, "sort", "view"),
     }
+    if listing:
+        sort = form.list_sort()
+        context |= {"rows": selectors.board_rows(**where, sort=sort), "sort": sort, "headers": sort.headers()}
+        context |= {"bulk_limit": services.BULK_TASKS, "move_choices": PEOPLE_COLUMNS}
+    else:
+        context["columns"] = selectors.board_columns(**where)
     return render(request, "boards/board.html", context)
+
+
+def _query_without(request: HttpRequest, *names: str) -> str:
+    """The page's query string without `names`, ending in "&" when not empty (links append to it)."""
+    query = request.GET.copy()
+    for name in names:
+        query.pop(name, None)
+    encoded = query.urlencode()
+    return encoded + "&" if encoded else ""
+
+
+@workspace_view
+@require_POST
+def tasks_bulk(request: SeatRequest, seat: Seat) -> HttpResponse:
+    form = BulkForm(request.POST)
+    back = _board_url(seat) + "?view=list"
+    if not form.is_valid():
+        messages.error(request, "Nothing changed: " + _form_errors(form))
+        return _back(request, back)
+    data = form.cleaned_data
+    try:
+        result = services.tasks_bulk(
+            workspace=seat.workspace,
+            task_ids=data["task"],
+            action=data["action"],
+            column=data["column"] or None,
+            priority=data["priority"],
+            by_user=request.user,
+        )
+    except WeftError as error:
+        if error.code == "not_found":
+            raise
+        _error(request, error)
+    else:
+        messages.success(request, form.done_text(result.count))
+    return _back(request, back)
 
 
 @workspace_view
@@ -291,7 +331,8 @@ def task_trash(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse:
     except WeftError as error:
         _error(request, error)
     else:
-        messages.success(request, f"Moved #{found.pk} {found.title} to the trash; restore it within 30 days.")
+        undo = reverse("boards:task_restore", kwargs={"slug": seat.workspace.slug, "task_id": found.pk})
+        _undoable(request, f"Moved #{found.pk} {found.title} to Trash", undo)
     return redirect(_board_url(seat))
 
 
@@ -305,7 +346,7 @@ def task_restore(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse
         _error(request, error)
     else:
         messages.success(request, f"Restored #{found.pk} {found.title}.")
-    return redirect("boards:trash", slug=seat.workspace.slug)
+    return _back(request, reverse("boards:trash", kwargs={"slug": seat.workspace.slug}))
 
 
 @workspace_view
@@ -321,14 +362,19 @@ def inbox(request: SeatRequest, seat: Seat) -> HttpResponse:
     return render(request, "boards/inbox.html", context)
 
 
-def _decided(request: SeatRequest, seat: Seat, *, ok: bool, text: str, item_id: int) -> HttpResponse:
+def _decided(
+    request: SeatRequest, seat: Seat, *, ok: bool, text: str, item_id: int, undo: str = ""
+) -> HttpResponse:
     """After a decision: a notice in place of the item (htmx) or a message and the Inbox again."""
     if request.htmx:
-        context = {"ok": ok, "text": text, "item_id": item_id, "workspace": seat.workspace}
+        context = {"ok": ok, "text": text, "item_id": item_id, "workspace": seat.workspace, "undo": undo}
         response = render(request, "boards/_decided.html", context)
         response["HX-Trigger"] = "weft:refresh"
         return response
-    (messages.success if ok else messages.error)(request, text)
+    if undo:
+        _undoable(request, text, undo)
+    else:
+        (messages.success if ok else messages.error)(request, text)
     return redirect("boards:inbox", slug=seat.workspace.slug)
 
 
@@ -356,13 +402,24 @@ def inbox_decide(request: SeatRequest, seat: Seat, item_id: int) -> HttpResponse
         text = _already_decided_text(error) if error.code == "already_decided" else error.message
         return _decided(request, seat, ok=False, text=text, item_id=item.pk)
     texts = QUESTION_DECIDED_TEXT if item.kind == InboxKind.QUESTION else DECIDED_TEXT
-    return _decided(
-        request,
-        seat,
-        ok=True,
-        text=f"#{item.task_id} {item.task.title}: {texts[decision]}",
-        item_id=item.pk,
-    )
+    undo = ""
+    if decision == Decision.DROP and item.kind == InboxKind.REVIEW:
+        undo = reverse("boards:inbox_undo_drop", kwargs={"slug": seat.workspace.slug, "item_id": item.pk})
+    text = f"#{item.task_id} {item.task.title}: {texts[decision]}"
+    return _decided(request, seat, ok=True, text=text, item_id=item.pk, undo=undo)
+
+
+@workspace_view
+@require_POST
+def inbox_undo_drop(request: SeatRequest, seat: Seat, item_id: int) -> HttpResponse:
+    item = access_inbox_item(seat.workspace, item_id)
+    try:
+        services.inbox_undo_drop(item=item, user=request.user)
+    except WeftError as error:
+        _error(request, error)
+    else:
+        messages.success(request, f"#{item.task_id} {item.task.title} waits in the Inbox again.")
+    return redirect("boards:inbox", slug=seat.workspace.slug)
 
 
 @workspace_view

@@ -210,9 +210,11 @@ CASES: dict[str, Kwargs | Case] = {
     "boards:inbox_decide": _post(
         lambda o: {"slug": o.ws.slug, "item_id": o.review_item.pk}, decision="accept"
     ),
+    "boards:inbox_undo_drop": _post(lambda o: {"slug": o.ws.slug, "item_id": o.review_item.pk}),
     "boards:question_answer": _post(
         lambda o: {"slug": o.ws.slug, "question_id": o.question_item.question_id}, answer="Postgres"
     ),
+    "boards:tasks_bulk": _post(_ws, action="trash"),
 }
 
 from tests.hooks.ownership_cases import CASES as HOOK_CASES  # noqa: E402  (it registers its extras here)

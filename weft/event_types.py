@@ -38,6 +38,7 @@ TYPES: frozenset[str] = frozenset(
         "run.stale",
         "inbox.item_created",
         "inbox.item_decided",
+        "inbox.item_reopened",
         "question.answered",
         "question.delivered",
         "approval.delivered",

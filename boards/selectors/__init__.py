@@ -1,6 +1,6 @@
 """Board reads, by subject, for every surface (web pages, MCP tools and the REST API alike).
 
-work: an agent's own work (get_my_work) · board: columns, board state, trash · tasks: one task,
+work: an agent's own work (get_my_work) · board: columns, list rows, board state, trash · tasks: one task,
 its run timeline and history, search · inbox: the Inbox and the attention meter.
 """
 
@@ -8,8 +8,11 @@ from boards.selectors.board import (
     BoardColumn,
     BoardFilter,
     Card,
+    ListSort,
+    SortHeader,
     board_columns,
     board_for_read,
+    board_rows,
     board_state,
     boards_of,
     dropped_tasks,
@@ -42,10 +45,13 @@ __all__ = [
     "Card",
     "Entry",
     "InboxEntry",
+    "ListSort",
     "RunView",
+    "SortHeader",
     "attention_status",
     "board_columns",
     "board_for_read",
+    "board_rows",
     "board_state",
     "boards_of",
     "dropped_tasks",

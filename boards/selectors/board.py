@@ -1,5 +1,5 @@
 """The board: which board a page or tool reads, its columns with their cards (who holds what,
-what waits in the Inbox), the board state agents read, and the trash.
+what waits in the Inbox), the list view's sorted rows, the board state agents read, and the trash.
 
 Reads only: a workspace with no board yet reads as an empty board, and the first write that
 needs one (`task_create`) creates it.
@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Case, F, Prefetch, Q, QuerySet, When
+from django.db.models.functions import Lower
 
 from accounts.models import Workspace
 from boards import clock, queries
@@ -23,6 +24,8 @@ from weft.hints import next_
 
 # A card's lease shows as running low below this much time left.
 LEASE_LOW = timedelta(minutes=5)
+# Where a person moves a card (Doing is entered only by a claim).
+MOVE_TARGETS = (Column.BACKLOG, Column.TODO, Column.DONE, Column.DROPPED)
 
 
 @dataclass
@@ -38,6 +41,16 @@ class Card:
     @property
     def lease_low(self) -> bool:
         return self.lease_left is not None and self.lease_left < LEASE_LOW
+
+    @property
+    def stays_put(self) -> bool:
+        """Doing is left by the run's end, not by Move: the menu shows it as a disabled option."""
+        return self.task.column not in MOVE_TARGETS
+
+    @property
+    def moves(self) -> list[tuple[str, str, bool]]:
+        """The card menu's Move to… options: (value, label, selected)."""
+        return [(str(value), Column(value).label, value == self.task.column) for value in MOVE_TARGETS]
 
 
 @dataclass
@@ -57,6 +70,62 @@ class BoardFilter:
     @property
     def active(self) -> bool:
         return bool(self.query or self.priority is not None or self.review_only or self.held_only)
+
+
+# The list view's sort keys and their headers; ties break by id, and no due date sorts last.
+SORT_KEYS = {"title": "Title", "priority": "Priority", "column": "Column", "due": "Due", "updated": "Updated"}
+_COLUMN_ORDER = Case(*(When(column=value, then=rank) for rank, value in enumerate(BOARD_COLUMNS)))
+
+
+@dataclass(frozen=True)
+class ListSort:
+    key: str = "updated"
+    descending: bool = True
+
+    @classmethod
+    def parse(cls, value: str) -> ListSort:
+        """`title` ascending, `-title` descending; anything else is the default (newest first)."""
+        key = value.removeprefix("-")
+        return cls(key=key, descending=value.startswith("-")) if key in SORT_KEYS else cls()
+
+    @property
+    def value(self) -> str:
+        return ("-" if self.descending else "") + self.key
+
+    def ordering(self) -> list[Any]:
+        by = {"title": Lower("title"), "priority": F("priority"), "column": _COLUMN_ORDER}.get(
+            self.key, F("due_at" if self.key == "due" else "updated_at")
+        )
+        if self.descending:
+            return [by.desc(nulls_last=True), "-pk"]
+        return [by.asc(nulls_last=True), "pk"]
+
+    def _toggled(self) -> str:
+        return self.key if self.descending else "-" + self.key
+
+    def headers(self) -> list[SortHeader]:
+        """A header per key; its link sorts by it ascending, or the other way when it is the current key."""
+        return [
+            SortHeader(
+                key=key,
+                label=label,
+                sort=self._toggled() if key == self.key else key,
+                aria_sort=("descending" if self.descending else "ascending") if key == self.key else "none",
+            )
+            for key, label in SORT_KEYS.items()
+        ]
+
+
+@dataclass(frozen=True)
+class SortHeader:
+    key: str
+    label: str
+    sort: str
+    aria_sort: str
+
+    @property
+    def arrow(self) -> str:
+        return {"ascending": "▲", "descending": "▼"}.get(self.aria_sort, "")
 
 
 def board_for_read(workspace: Workspace, board_id: Any = None) -> Board | None:
@@ -103,6 +172,23 @@ def _filtered(tasks: QuerySet[Task], filters: BoardFilter, now: datetime) -> Que
     return tasks
 
 
+def _board_tasks(workspace: Workspace, board: Board, filters: BoardFilter, now: datetime) -> QuerySet[Task]:
+    tasks = _filtered(
+        Task.objects.filter(workspace=workspace, board=board, column__in=BOARD_COLUMNS), filters, now
+    )
+    return tasks.prefetch_related(Prefetch("runs", queryset=holding_runs(now), to_attr="holding_runs"))
+
+
+def _waiting(workspace: Workspace, now: datetime) -> dict[int, str]:
+    """What each task waits on in the Inbox (by task id)."""
+    return {
+        item.task_id: item.get_kind_display()
+        for item in InboxItem.objects.filter(queries.waiting(now), workspace=workspace).only(
+            "task_id", "kind"
+        )
+    }
+
+
 def board_columns(
     *, workspace: Workspace, board: Board | None, filters: BoardFilter, now: datetime
 ) -> list[BoardColumn]:
@@ -112,20 +198,22 @@ def board_columns(
     }
     if board is None:
         return list(columns.values())
-    tasks = _filtered(
-        Task.objects.filter(workspace=workspace, board=board, column__in=BOARD_COLUMNS), filters, now
-    )
-    tasks = tasks.prefetch_related(Prefetch("runs", queryset=holding_runs(now), to_attr="holding_runs"))
-    tasks = tasks.order_by("position", "-priority", "created_at")
-    waiting = {
-        item.task_id: item.get_kind_display()
-        for item in InboxItem.objects.filter(queries.waiting(now), workspace=workspace).only(
-            "task_id", "kind"
-        )
-    }
+    tasks = _board_tasks(workspace, board, filters, now).order_by("position", "-priority", "created_at")
+    waiting = _waiting(workspace, now)
     for task in tasks:
         columns[task.column].cards.append(_card(task, now, waiting))
     return list(columns.values())
+
+
+def board_rows(
+    *, workspace: Workspace, board: Board | None, filters: BoardFilter, sort: ListSort, now: datetime
+) -> list[Card]:
+    """The board's tasks as the list view's rows, filtered like the columns, in `sort` order."""
+    if board is None:
+        return []
+    tasks = _board_tasks(workspace, board, filters, now).order_by(*sort.ordering())
+    waiting = _waiting(workspace, now)
+    return [_card(task, now, waiting) for task in tasks]
 
 
 def board_state(*, workspace: Workspace, board_id: Any = None) -> BoardStateResult:

@@ -12,13 +12,16 @@ from typing import Any
 
 from django.db import connection as db_connection
 from django.db.models import Prefetch, Q, QuerySet
+from django.utils import timezone
 
-from accounts.models import Workspace
-from boards import clock, lease, limits
+from accounts.models import User, Workspace
+from boards import clock, history_words, lease, limits
 from boards.access import access_task
 from boards.models import (
+    Approval,
     Column,
     Comment,
+    Decision,
     InboxItem,
     InboxKind,
     InboxState,
@@ -179,11 +182,113 @@ def run_timeline(*, task: Task, now: datetime) -> list[RunView]:
     ]
 
 
-def task_history(*, task: Task, limit: int = 100) -> QuerySet[Event]:
-    """The task's events, newest first: those about the task and about its runs."""
+@dataclass
+class HistoryEntry:
+    """One line of a task's history: a sentence saying who did what, and the event's code."""
+
+    at: datetime
+    text: str
+    code: str
+
+
+@dataclass
+class _Facts:
+    """Who did each thing in a task's history and the words they left, read in a few queries."""
+
+    task: Task
+    runs: dict[str, Run]
+    items: dict[str, InboxItem]
+    questions: dict[str, Question]
+    approvals: dict[str, Approval]
+    users: dict[str, User]
+    now: datetime
+
+    def of(self, event: Event) -> history_words.Facts:
+        p = event.payload if isinstance(event.payload, dict) else {}
+        family = event.type.split(".", 1)[0]
+        if family == "run":
+            question = self.questions.get(str(p.get("questionId")))
+            run = self.runs.get(str(p.get("runId") or event.entity_id))
+            return history_words.Facts(
+                who=holder_name(run) if run else "", words=question.text if question else ""
+            )
+        if event.type == "inbox.item_decided":
+            return self._decided(self.items.get(str(p.get("itemId") or event.entity_id)), p)
+        if event.type == "question.answered":
+            q = self.questions.get(str(p.get("questionId") or event.entity_id))
+            by = q.answered_by.display_name if q and q.answered_by else ""
+            return history_words.Facts(who=by, words=q.answer if q else "")
+        if event.type == "question.delivered":
+            q = self.questions.get(str(event.entity_id))
+            return history_words.Facts(who=holder_name(q.run) if q else "")
+        if event.type == "approval.delivered":
+            a = self.approvals.get(str(event.entity_id))
+            return history_words.Facts(who=a.connection.name if a and a.connection else "")
+        if event.type == "task.created":
+            t = self.task
+            agent = t.created_by_connection
+            return history_words.Facts(who=agent.name if agent else _name(t.created_by_user))
+        user = self.users.get(str(p.get("userId") or p.get("authorId")))
+        return history_words.Facts(who=user.display_name if user else "")
+
+    def _decided(self, item: InboxItem | None, p: dict[str, Any]) -> history_words.Facts:
+        # The item keeps its latest decision only: an earlier one (a snooze since decided) is "Someone".
+        if item is None or item.decision != p.get("decision"):
+            return history_words.Facts()
+        words = item.note
+        if item.decision == Decision.LATER and item.snoozed_until is not None:
+            words = history_words.until(timezone.localtime(item.snoozed_until), timezone.localtime(self.now))
+        return history_words.Facts(who=_name(item.decided_by), words=words)
+
+
+def _name(user: User | None) -> str:
+    return user.display_name if user is not None else ""
+
+
+def _history_facts(task: Task, events: list[Event], now: datetime) -> _Facts:
+    runs = list(Run.objects.select_related("connection", "user").filter(task=task))
+    user_ids = {str(e.payload.get(k)) for e in events for k in ("userId", "authorId") if e.payload.get(k)}
+    return _Facts(
+        task=task,
+        runs={key: r for r in runs for key in (str(r.pk), str(r.run_id))},
+        items={str(i.pk): i for i in InboxItem.objects.select_related("decided_by").filter(task=task)},
+        questions={
+            str(q.pk): q
+            for q in Question.objects.select_related("answered_by", "run__connection", "run__user").filter(
+                task=task
+            )
+        },
+        approvals={str(a.pk): a for a in Approval.objects.select_related("connection").filter(task=task)},
+        users={str(u.pk): u for u in User.objects.filter(pk__in=[i for i in user_ids if i.isdigit()])},
+        now=now,
+    )
+
+
+def task_history(*, task: Task, limit: int = 100, now: datetime | None = None) -> list[HistoryEntry]:
+    """The task's events, newest first, each a sentence: the task's, its runs', its Inbox items',
+    its questions' and its approvals' (people's decisions and answers among them)."""
     run_ids = [str(v) for pair in Run.objects.filter(task=task).values_list("pk", "run_id") for v in pair]
-    about = Q(entity_type="task", entity_id=str(task.pk)) | Q(entity_type="run", entity_id__in=run_ids)
-    return Event.objects.filter(about, workspace_id=task.workspace_id).order_by("-id")[:limit]
+    about = (
+        Q(entity_type="task", entity_id=str(task.pk))
+        | Q(entity_type="run", entity_id__in=run_ids)
+        | Q(entity_type="inbox_item", entity_id__in=_ids(InboxItem.objects.filter(task=task)))
+        | Q(entity_type="question", entity_id__in=_ids(Question.objects.filter(task=task)))
+        | Q(entity_type="approval", entity_id__in=_ids(Approval.objects.filter(task=task)))
+    )
+    events = list(Event.objects.filter(about, workspace_id=task.workspace_id).order_by("-id")[:limit])
+    facts = _history_facts(task, events, now or timezone.now())
+    return [
+        HistoryEntry(
+            at=e.created_at,
+            text=history_words.sentence(e.type, e.payload, facts.of(e)),
+            code=e.type if e.epoch is None else f"{e.type} · epoch {e.epoch}",
+        )
+        for e in events
+    ]
+
+
+def _ids(rows: QuerySet[Any]) -> list[str]:
+    return [str(pk) for pk in rows.values_list("pk", flat=True)]
 
 
 def task_detail(*, workspace: Workspace, task_id: Any) -> TaskDetailResult:

@@ -3,7 +3,8 @@
 Split by subdomain: `board` (boards and tasks), `trash`, `claim` (taking a task), `runs` (a run's
 lease-guarded writes and the lease sweep), `delivery` (answers and approvals handed over once),
 `inbox` (a person's decisions), `comments`, `work` (get_my_work, which hands answers over),
-`next_task` (complete_task's startNext). Everything a surface calls is re-exported here.
+`next_task` (complete_task's startNext), `bulk` (the list view's bulk actions). Everything a
+surface calls is re-exported here.
 """
 
 from boards.services.board import (
@@ -13,9 +14,10 @@ from boards.services.board import (
     task_move,
     task_update,
 )
+from boards.services.bulk import BULK_TASKS, tasks_bulk
 from boards.services.claim import task_claim
 from boards.services.comments import comment_add
-from boards.services.inbox import inbox_decide, question_answer
+from boards.services.inbox import inbox_decide, inbox_undo_drop, question_answer
 from boards.services.runs import (
     lease_sweep,
     run_complete,
@@ -27,9 +29,11 @@ from boards.services.trash import task_restore, task_trash, trash_purge
 from boards.services.work import work_for_connection
 
 __all__ = [
+    "BULK_TASKS",
     "board_default",
     "comment_add",
     "inbox_decide",
+    "inbox_undo_drop",
     "lease_sweep",
     "question_answer",
     "run_complete",
@@ -43,6 +47,7 @@ __all__ = [
     "task_restore",
     "task_trash",
     "task_update",
+    "tasks_bulk",
     "trash_purge",
     "work_for_connection",
 ]

@@ -210,3 +210,49 @@ def question_answer(*, question: Question, user: User, answer: str) -> InboxResu
             payload={"questionId": question.pk, "taskId": task.pk, "itemId": item.pk},
         )
     return InboxResult(item=item, task=task, question=question, hint=DONE)
+
+
+# How long after a drop its Undo still re-opens the review.
+UNDO_DROP_WINDOW = timedelta(seconds=30)
+
+
+def _undo_too_late(item: InboxItem) -> WeftError:
+    return WeftError(
+        "already_decided",
+        f"inbox item {item.pk} can no longer be re-opened: undo works for "
+        f"{int(UNDO_DROP_WINDOW.total_seconds())} seconds after a drop",
+        details={"itemId": item.pk},
+        fix=wait(f"inbox item {item.pk} stays dropped; move its task on the board to work on it again"),
+    )
+
+
+def inbox_undo_drop(*, item: InboxItem, user: User) -> InboxResult:
+    """Re-open a review dropped less than UNDO_DROP_WINDOW ago: the item waits again, its task back in Doing.
+
+    Only a review's drop is undone: a dropped question has already put its run back to work. The
+    re-open is a conditional UPDATE on the drop and its time, and the task must still be Dropped,
+    so an undo after someone moved the task on (or a second undo) is refused.
+    """
+    with transaction.atomic():
+        now = clock.db_now()
+        task = Task.objects.select_for_update().get(pk=item.task_id)
+        reopened = InboxItem.objects.filter(
+            pk=item.pk,
+            kind=InboxKind.REVIEW,
+            state=InboxState.DECIDED,
+            decision=Decision.DROP,
+            decided_at__gte=now - UNDO_DROP_WINDOW,
+        ).update(state=InboxState.OPEN, decision="", note="", decided_by=None, decided_at=None)
+        if reopened != 1 or task.column != Column.DROPPED:
+            raise _undo_too_late(item)
+        Task.objects.filter(pk=task.pk).update(column=Column.DOING, updated_at=now)
+        task.column = Column.DOING
+        item.refresh_from_db()
+        emit(
+            workspace_id=item.workspace_id,
+            type="inbox.item_reopened",
+            entity_type="inbox_item",
+            entity_id=item.pk,
+            payload={"itemId": item.pk, "taskId": task.pk, "column": task.column, "userId": user.pk},
+        )
+    return InboxResult(item=item, task=task, hint=DONE)

@@ -9,6 +9,9 @@ from django.utils import timezone
 
 register = template.Library()
 
+# A message whose tags hold this prefix and a URL is a toast with an Undo button posting there.
+UNDO_TAG = "undo:"
+
 
 @register.filter
 def span(value: timedelta | None) -> str:
@@ -51,6 +54,39 @@ def attention_fill(attention: object) -> int:
     items = percent(getattr(attention, "waiting", 0), getattr(attention, "limit", 0))
     minutes = percent(getattr(attention, "minutes", 0), getattr(attention, "minute_limit", 0))
     return max(items, minutes)
+
+
+@register.filter
+def attention_counts(attention: object) -> str:
+    """The meter's numbers: `2/5 · 30/45 min`."""
+    a = attention
+    return (
+        f"{getattr(a, 'waiting', 0)}/{getattr(a, 'limit', 0)}"
+        f" · {getattr(a, 'minutes', 0)}/{getattr(a, 'minute_limit', 0)} min"
+    )
+
+
+@register.filter
+def attention_short(attention: object) -> str:
+    """The meter's label: `Attention 2/5 · 30/45 min`."""
+    return f"Attention {attention_counts(attention)}"
+
+
+@register.filter
+def attention_sentence(attention: object) -> str:
+    """What the meter counts, in words: `2 of 5 items wait on people; 30 of 45 minutes of review.`"""
+    a = attention
+    return (
+        f"{getattr(a, 'waiting', 0)} of {getattr(a, 'limit', 0)} items wait on people; "
+        f"{getattr(a, 'minutes', 0)} of {getattr(a, 'minute_limit', 0)} minutes of review."
+    )
+
+
+@register.filter
+def undo_url(message: object) -> str:
+    """The URL a toast's Undo button posts to; empty for a message without one."""
+    tags = str(getattr(message, "extra_tags", "") or "").split()
+    return next((t.removeprefix(UNDO_TAG) for t in tags if t.startswith(UNDO_TAG)), "")
 
 
 @register.filter
