@@ -16,8 +16,10 @@ class MessageInline(admin.TabularInline):
 @admin.register(Issue)
 class IssueAdmin(admin.ModelAdmin):
     list_display = ["pk", "workspace", "kind", "status", "environment_class", "title", "created_at"]
-    list_filter = ["status", "kind", "environment_class"]
-    search_fields = ["title"]
+    list_filter = ["status", "kind", "environment_class", "workspace"]
+    search_fields = ["title", "pk__exact", "workspace__name", "workspace__slug"]
+    list_select_related = ["workspace"]
+    date_hierarchy = "created_at"
     inlines = [MessageInline]
     # Text was redacted when it was stored; operators read it, the web triage changes it.
     readonly_fields = [
