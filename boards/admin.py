@@ -22,6 +22,9 @@ from boards.payloads import holder_name
 class ViewOnlyAdmin(admin.ModelAdmin):
     """Seen, never added, changed or deleted from the admin (the services write these rows)."""
 
+    # A filtered page counts its matches only, not the whole table of every workspace's rows.
+    show_full_result_count = False
+
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
