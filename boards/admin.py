@@ -14,6 +14,8 @@ from typing import Any
 from django.contrib import admin
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
 
 from boards.models import Board, InboxItem, Run, Task
 from boards.payloads import holder_name
@@ -81,8 +83,10 @@ class BoardAdmin(ViewOnlyAdmin):
         return super().get_queryset(request).annotate(n_tasks=Count("tasks"))
 
     @admin.display(description="tasks (with the trash)", ordering="n_tasks")
-    def task_count(self, board: Board) -> int:
-        return int(getattr(board, "n_tasks", 0))
+    def task_count(self, board: Board) -> str:
+        """The count, linked to the board's tasks in the task list."""
+        tasks = f"{reverse('admin:boards_task_changelist')}?board__id__exact={board.pk}"
+        return format_html('<a href="{}">{}</a>', tasks, getattr(board, "n_tasks", 0))
 
 
 @admin.register(Task)

@@ -131,6 +131,15 @@ def test_a_search_finds_a_task_by_title_by_id_and_by_workspace(operator: Client)
     assert "Crash C" in issues and "Crash B" not in issues
 
 
+def test_a_boards_task_count_leads_to_its_tasks(operator: Client) -> None:
+    first, second = _world(1), _world(2)
+    Task.objects.create(workspace=first.workspace, board=first.task.board, title="Plan the offsite")
+    link = f'href="/admin/boards/task/?board__id__exact={first.task.board_id}">2</a>'
+    assert link in _listed(operator, "/admin/boards/board/", first.workspace.slug)
+    tasks = operator.get("/admin/boards/task/", {"board__id__exact": first.task.board_id}).content.decode()
+    assert first.task.title in tasks and "Plan the offsite" in tasks and second.task.title not in tasks
+
+
 def test_people_without_staff_are_refused(alice: User, ws_a: Workspace) -> None:
     assert Seat.objects.get(workspace=ws_a, user=alice).role == Seat.OWNER
     owner = Client()
