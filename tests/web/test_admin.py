@@ -174,6 +174,18 @@ def test_nothing_forges_a_lease_or_changes_a_task(operator: Client) -> None:
     assert "lease_token_hash" not in operator.get(f"{run_url}change/").content.decode()
 
 
+def test_an_issue_changes_only_through_the_triage(operator: Client) -> None:
+    issue = _world(1).issue
+    url = f"/admin/issues/issue/{issue.pk}/change/"
+    unredacted = {"status": "resolved", "resolution": "fixed; the key is sk_live_0123456789abcdefghij"}
+    assert operator.post(url, unredacted).status_code == 403
+    assert operator.post(f"/admin/issues/issue/{issue.pk}/delete/", {"post": "yes"}).status_code == 403
+    issue.refresh_from_db()
+    assert (issue.status, issue.resolution) == ("open", "")
+    page = operator.get(url).content.decode()
+    assert issue.title in page and 'name="_save"' not in page
+
+
 @pytest.mark.parametrize("url", CHANGELISTS)
 def test_a_changelist_costs_the_same_queries_for_one_row_and_twenty(operator: Client, url: str) -> None:
     _world(0)
