@@ -105,6 +105,11 @@ def test_an_operator_sees_every_changelist_and_each_row(operator: Client) -> Non
         page = operator.get(url)
         assert page.status_code == 200, url
         assert row in page.content.decode(), url
+    index = operator.get("/admin/").content.decode()
+    assert all(f'href="{url}"' in index for url in CHANGELISTS)
+    today = timezone.localtime(world.task.created_at)
+    by_day = {"created_at__year": today.year, "created_at__month": today.month, "created_at__day": today.day}
+    assert world.task.title in operator.get("/admin/boards/task/", by_day).content.decode()
     task_page = operator.get(f"/admin/boards/task/{world.task.pk}/change/").content.decode()
     assert "Ship the release notes of tenant B" in task_page
     assert str(world.run.run_id) in task_page and "Agent B" in task_page  # the runs inline
