@@ -230,6 +230,7 @@ class PlanChangeAdmin(admin.ModelAdmin):
     ]
     list_filter = ["state", "provider", "to_plan"]
     search_fields = ["workspace__name", "workspace__slug", "by_user__email", "reference"]
+    list_select_related = ["workspace", "by_user"]
     readonly_fields = [f.name for f in PlanChange._meta.fields]
     date_hierarchy = "created_at"
 

@@ -2,6 +2,7 @@
 
 from django.contrib import admin
 
+from boards.admin import ViewOnlyAdmin
 from issues.models import GuestToken, IntakeSettings, Issue, IssueMessage
 
 
@@ -14,10 +15,16 @@ class MessageInline(admin.TabularInline):
 
 
 @admin.register(Issue)
-class IssueAdmin(admin.ModelAdmin):
+class IssueAdmin(ViewOnlyAdmin):
+    """View-only: a status, resolution, duplicate or upstream link changes through the triage
+    writes (issues/services/triage.py), which redact the text the reporter will read, move the
+    reporter's news and emit the issue's event. A save here would do none of these."""
+
     list_display = ["pk", "workspace", "kind", "status", "environment_class", "title", "created_at"]
-    list_filter = ["status", "kind", "environment_class"]
-    search_fields = ["title"]
+    list_filter = ["status", "kind", "environment_class", "workspace"]
+    search_fields = ["title", "pk__exact", "workspace__name", "workspace__slug"]
+    list_select_related = ["workspace"]
+    date_hierarchy = "created_at"
     inlines = [MessageInline]
     # Text was redacted when it was stored; operators read it, the web triage changes it.
     readonly_fields = [
