@@ -110,7 +110,7 @@ def board(request: SeatRequest, seat: Seat) -> HttpResponse:
     current = selectors.board_for_read(seat.workspace, _board_id(request))
     form = BoardFilterForm(request.GET)
     filters, now, listing = form.filters(), clock.db_now(), form.listing()
-    where = {"workspace": seat.workspace, "board": current, "filters": filters, "now": now}
+    where: dict[str, Any] = {"workspace": seat.workspace, "board": current, "filters": filters, "now": now}
     draft = request.session.pop(DRAFT_KEY, None) or {}
     context = {
         **_nav(seat),
@@ -124,11 +124,12 @@ def board(request: SeatRequest, seat: Seat) -> HttpResponse:
         **_draft_context(draft),
         "board_columns": BOARD_COLUMNS,
         "query_keep": _query_without(request, "sort", "view"),
+        "move_choices": PEOPLE_COLUMNS,
     }
     if listing:
         sort = form.list_sort()
         context |= {"rows": selectors.board_rows(**where, sort=sort), "sort": sort, "headers": sort.headers()}
-        context |= {"bulk_limit": services.BULK_TASKS, "move_choices": PEOPLE_COLUMNS}
+        context["bulk_limit"] = services.BULK_TASKS
     else:
         context["columns"] = selectors.board_columns(**where)
     return render(request, "boards/board.html", context)

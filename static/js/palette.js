@@ -3,7 +3,8 @@
 //   /        the search box;  c  the new-task form, focused on Title
 //   Ctrl-K or Cmd-K   the palette: the page's commands and the tasks on the page, filtered as you type
 // Keys are ignored while typing in a field. The list view's "select all" box and ticked count live
-// here too. Everything is also reachable without script: links, forms and the Apply button.
+// here too, and the new-task form focusing Title when it opens. Everything is also reachable
+// without script: links, forms and the Apply button.
 (function () {
   "use strict";
 
@@ -141,6 +142,15 @@
     else return;
     if (event.key !== "Enter") event.preventDefault();
   });
+
+  // Opening the new-task form puts the cursor in Title, however it was opened.
+  var creator = document.querySelector("details.new-task");
+  if (creator) {
+    creator.addEventListener("toggle", function () {
+      var title = document.getElementById("new-title");
+      if (creator.open && title) title.focus();
+    });
+  }
 
   // The list view: "select all" and the count of ticked tasks.
   function countTicked() {

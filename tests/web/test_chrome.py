@@ -51,6 +51,7 @@ def test_it_writes_the_history_in_words_with_who_did_it(as_alice, alice, ws_a, a
     done = services.run_complete(
         workspace=ws_a, run_id=claim.run.run_id, lease_token=claim.lease_token, outcome="Shipped."
     )
+    assert done.inbox_item is not None
     services.inbox_decide(item=done.inbox_item, user=alice, decision=Decision.REWORK, note="Add the date")
     body = as_alice.get(
         reverse("boards:task", kwargs={"slug": ws_a.slug, "task_id": task.pk})

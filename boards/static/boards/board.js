@@ -1,5 +1,5 @@
-// Drag and drop on the board. The keyboard (and no-JS) way is each card's "Move to" form;
-// dragging posts the same form with the drop column and a position between the neighbours.
+// Drag and drop on the board, and the cards' menus. Without script a card's menu links to its task page,
+// which has the Move and Trash forms; dragging posts the Move form with the drop column and a position.
 (function () {
   "use strict";
 
@@ -93,4 +93,40 @@
       if (window.weftLive) window.weftLive.refresh();
     });
   });
+  // A card's menu is filled when it opens, from the page's one template: Move to… (the card's
+  // column selected, or shown disabled when a person cannot move it there) and Trash.
+  function fillMenu(panel, card) {
+    var template = document.getElementById("card-menu-template");
+    if (!template || panel.dataset.filled) return;
+    var id = card.dataset.taskId;
+    var parts = template.content.cloneNode(true);
+    var move = parts.querySelector(".move-form");
+    var select = move.querySelector("select");
+    move.action = card.dataset.moveUrl;
+    select.id = "move-" + id;
+    move.querySelector("[data-for-select]").htmlFor = select.id;
+    var current = panel.dataset.menuColumn;
+    var known = Array.prototype.some.call(select.options, function (o) { return o.value === current; });
+    if (known) select.value = current;
+    else {
+      var stays = new Option(panel.dataset.menuLabel, "", true, true);
+      stays.disabled = true;
+      select.insertBefore(stays, select.firstChild);
+    }
+    var trash = parts.querySelector(".trash-form");
+    trash.action = panel.dataset.trashUrl;
+    trash.querySelector("button").setAttribute("aria-label", "Trash #" + id);
+    panel.replaceChildren(parts);
+    panel.dataset.filled = "1";
+  }
+
+  document.addEventListener("toggle", function (event) {
+    var menu = event.target;
+    if (!menu.classList || !menu.classList.contains("card-menu") || !menu.open) return;
+    var panel = menu.querySelector("[data-card-menu]");
+    var card = menu.closest(".task-card");
+    if (panel && card) fillMenu(panel, card);
+    var first = panel && panel.querySelector("select, a, button");
+    if (first) first.focus();
+  }, true);
 })();
