@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 import weakref
 from typing import Any
 
-from asgiref.sync import async_to_sync
+from asgiref.sync import SyncToAsync, async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
 
@@ -60,7 +61,11 @@ async def _send_bounded(layer: Any, group: str, message: dict[str, Any], label: 
 
 
 def push_event(event: Any) -> None:
-    """Fan-out hook for weft.events: runs after commit; a failed push never fails or slows the write."""
+    """Fan-out hook for weft.events: runs after commit; a failed push never fails or slows the write.
+
+    In the server the send is handed to its event loop and the write's request does not wait
+    for it; only code with no running loop to hand it to waits, at most the push timeout.
+    """
     layer = get_channel_layer()
     if layer is None:
         return
@@ -70,16 +75,38 @@ def push_event(event: Any) -> None:
         log.info("push of event %s dropped: pushes are paused after a channel layer timeout", label)
         return
     try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        loop = None
-    try:
+        loop, own = _server_loop()
         if loop is None:
+            # No event loop to hand the send to (a worker, a command): wait, bounded by the timeout.
             async_to_sync(_send_bounded)(layer, group, message, label)
+        elif own:
+            # Committed from code running inside the event loop's own thread: send without blocking it.
+            _start_send(layer, group, message, label)
         else:
-            # Committed from code running inside an event loop's own thread: send without blocking it.
-            task = loop.create_task(_send_bounded(layer, group, message, label))
-            _pending.add(task)
-            task.add_done_callback(_pending.discard)
+            # Committed in a request's worker thread: the server's loop sends; the request goes on.
+            loop.call_soon_threadsafe(_start_send, layer, group, message, label)
     except Exception:
         log.exception("push of event %s failed and was dropped", label)
+
+
+def _server_loop() -> tuple[asyncio.AbstractEventLoop | None, bool]:
+    """The event loop to send on, and whether it is this thread's own; (None, False) when none runs."""
+    try:
+        return asyncio.get_running_loop(), True
+    except RuntimeError:
+        pass
+    # A sync view or tool runs in asgiref's thread pool, which records the loop that called it.
+    local = SyncToAsync.threadlocal
+    loop = getattr(local, "main_event_loop", None)
+    if loop is None or getattr(local, "main_event_loop_pid", None) != os.getpid():
+        return None, False
+    if loop.is_closed() or not loop.is_running():
+        return None, False
+    return loop, False
+
+
+def _start_send(layer: Any, group: str, message: dict[str, Any], label: str) -> None:
+    """Start one send on the running loop, kept referenced until it finishes."""
+    task = asyncio.get_running_loop().create_task(_send_bounded(layer, group, message, label))
+    _pending.add(task)
+    task.add_done_callback(_pending.discard)
