@@ -160,6 +160,11 @@ def _bump(counter_id: int, ws: Workspace) -> None:
         )
 
 
+def _bump_rounds(counter_id: int, ws: Workspace, rounds: int) -> None:
+    for _ in range(rounds):
+        _bump(counter_id, ws)
+
+
 def test_concurrent_writers_have_every_event_relayed_once_in_commit_order(clean_log, ws_a, ws_b, alice):
     counters = {ws.pk: task_create(workspace=ws, title="Counter", by_user=alice).task for ws in (ws_a, ws_b)}
     Task.objects.filter(pk__in=[t.pk for t in counters.values()]).update(description="0")
@@ -176,7 +181,7 @@ def test_concurrent_writers_have_every_event_relayed_once_in_commit_order(clean_
     try:
         outcomes = race(
             [(ws_a if i % 2 else ws_b) for i in range(writers)],
-            lambda ws: [_bump(counters[ws.pk].pk, ws) for _ in range(rounds)],
+            lambda ws: _bump_rounds(counters[ws.pk].pk, ws, rounds),
         )
     finally:
         events.unregister_fanout(fan)
