@@ -12,6 +12,7 @@ import logging
 import os
 import time
 import weakref
+from collections import deque
 from typing import Any
 
 from asgiref.sync import SyncToAsync, async_to_sync
@@ -21,7 +22,12 @@ from django.conf import settings
 log = logging.getLogger(__name__)
 
 MESSAGE_TYPE = "workspace.event"
-# Sends scheduled on a running loop, kept referenced until they finish.
+# Each event loop's pushes wait in its outbox and one sender task sends them in order, one at a
+# time: a burst of events (a relay batch, sixteen agents committing) never opens a channel-layer
+# connection per push (redis' pool ran out at 16 agents) and a page gets them in position order.
+_Send = tuple[Any, str, dict[str, Any], str]
+_outboxes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, deque[_Send]] = weakref.WeakKeyDictionary()
+# The senders, kept referenced until they finish.
 _pending: set[asyncio.Task[None]] = set()
 # After a push times out, every push to that channel layer is dropped at once for this long: a
 # frozen Redis then costs one write the timeout, not every write (bench/faults, redis_freeze).
@@ -106,7 +112,28 @@ def _server_loop() -> tuple[asyncio.AbstractEventLoop | None, bool]:
 
 
 def _start_send(layer: Any, group: str, message: dict[str, Any], label: str) -> None:
-    """Start one send on the running loop, kept referenced until it finishes."""
-    task = asyncio.get_running_loop().create_task(_send_bounded(layer, group, message, label))
+    """Queue one send on the running loop's outbox, starting its sender when none runs."""
+    loop = asyncio.get_running_loop()
+    outbox = _outboxes.get(loop)
+    if outbox is not None:
+        outbox.append((layer, group, message, label))
+        return
+    outbox = _outboxes[loop] = deque([(layer, group, message, label)])
+    task = loop.create_task(_drain(loop, outbox))
     _pending.add(task)
     task.add_done_callback(_pending.discard)
+
+
+async def _drain(loop: asyncio.AbstractEventLoop, outbox: deque[_Send]) -> None:
+    """Send the outbox's pushes one after another, then stop (the next push starts a new sender)."""
+    try:
+        while outbox:
+            layer, group, message, label = outbox.popleft()
+            if time.monotonic() < _paused_until.get(layer, 0.0):
+                log.info("push of event %s dropped: pushes are paused after a channel layer timeout", label)
+                continue
+            await _send_bounded(layer, group, message, label)
+    finally:
+        # Only the loop's thread touches the outbox: nothing was queued since the last look.
+        if _outboxes.get(loop) is outbox:
+            del _outboxes[loop]

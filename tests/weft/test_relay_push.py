@@ -61,3 +61,35 @@ async def test_a_push_from_a_request_thread_still_drops_a_send_the_layer_does_no
     await asyncio.sleep(SLOW * 1.5)
     assert layer.sent == []  # given up after the timeout, on the loop
     assert push._paused_until.get(layer, 0.0) > time.monotonic()  # and later pushes pause
+
+
+class CountingLayer:
+    """A channel layer that records the order of its sends and how many ran at once."""
+
+    def __init__(self) -> None:
+        self.positions: list[int] = []
+        self.running = self.most = 0
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        self.running += 1
+        self.most = max(self.most, self.running)
+        await asyncio.sleep(0.01)
+        self.positions.append(message["position"])
+        self.running -= 1
+
+
+async def test_a_burst_of_pushes_is_sent_one_at_a_time_in_position_order(monkeypatch):
+    layer = CountingLayer()
+    monkeypatch.setattr(push, "get_channel_layer", lambda: layer)
+
+    def fan_out_batch() -> None:  # one relay batch fanned out in a request's thread
+        for position in range(1, 21):
+            push.push_event(_event(position))
+
+    await sync_to_async(fan_out_batch)()
+    push.push_event(_event(21))  # and one committed on the loop's own thread
+    deadline = time.monotonic() + 5
+    while len(layer.positions) < 21 and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert layer.positions == list(range(1, 22))
+    assert layer.most == 1, f"{layer.most} sends ran at once: one channel-layer connection each"
