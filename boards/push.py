@@ -30,7 +30,7 @@ _outboxes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, deque[_Send]] = 
 # The senders, kept referenced until they finish.
 _pending: set[asyncio.Task[None]] = set()
 # After a push times out, every push to that channel layer is dropped at once for this long: a
-# frozen Redis then costs one write the timeout, not every write (bench/faults, redis_freeze).
+# frozen Redis then costs one push the timeout, not every push (bench/faults, redis_freeze).
 PAUSE_SECONDS = 5.0
 _paused_until: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
 
