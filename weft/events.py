@@ -7,10 +7,17 @@ rolled-back writer leaves no event behind.
 Ordering. The relay (`relay()`) gives committed events their position, in commit order. It runs
 after every emitting transaction commits (`transaction.on_commit`) and, as a backstop for a
 process that died between its commit and its relay, from a periodic job (`weft.events.relay`,
-every few seconds). Each relay batch is one short transaction of its own: on PostgreSQL it takes
-`pg_advisory_xact_lock(RELAY_LOCK)` (blocking; only relays take it, never writers), then a second
-statement, whose snapshot is therefore taken after the previous relay committed, sets
+every few seconds). Each relay batch is one short transaction of its own: on PostgreSQL it tries
+`pg_try_advisory_xact_lock(RELAY_LOCK)` (only relays take it, never writers), and a relay that
+finds it taken stops at once, leaving the work to the holder, so no writer's request ever queues
+on the lock. The holder looks for unpositioned events again after each batch commits (and so
+after it released the lock) and goes on until it finds none: a writer that found the lock taken
+had committed before it tried, so the holder's next look sees its events. Once it has the lock,
+a second statement, whose snapshot is therefore taken after the previous relay committed, sets
 `position = nextval('weft_event_position')` on the unpositioned rows it can see, in id order.
+A relay that dies mid-way rolls its batch back and releases the lock: its events, and those of
+writers that left the work to it, stay unpositioned (never lost) until the next writer's relay
+or the periodic one.
 An uncommitted event is invisible to that statement, so an event that commits late is
 positioned by a later relay and gets a later position: a reader that has moved past position N
 never has an event appear below N. Positions are global, unique and increasing, with gaps
@@ -137,26 +144,35 @@ def _relay_after_commit() -> None:
 
 
 def relay(*, batch: int = RELAY_BATCH) -> list[Event]:
-    """Position every committed, unpositioned event, in id order; returns them in position order."""
+    """Position every committed, unpositioned event, in id order; returns them in position order.
+
+    Returns at once (with what it positioned so far) when another relay holds the lock: that
+    relay looks again after it commits, so it positions what this one would have.
+    """
     positioned: list[Event] = []
+    # Looked at again after every batch commits, a short one too: an event whose writer found
+    # the lock taken while this relay held it has committed by now and is seen here.
     while Event.objects.filter(position__isnull=True).exists():
         with transaction.atomic():
             events = _position_batch(batch)
+            if events is None:
+                break
             if events:
                 for hook in list(_relay_hooks):
                     hook(events)
                 transaction.on_commit(partial(_fan_out, events))
         positioned += events
-        if len(events) < batch:
-            break
     return positioned
 
 
-def _position_batch(batch: int) -> list[Event]:
+def _position_batch(batch: int) -> list[Event] | None:
+    """One batch positioned in the caller's transaction; None when another relay holds the lock."""
     table = connection.ops.quote_name(Event._meta.db_table)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [RELAY_LOCK])
+            cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [RELAY_LOCK])
+            if not cursor.fetchone()[0]:
+                return None
             # A new statement, a new snapshot: it sees every event committed before the lock.
             # nextval() in the select list runs after ORDER BY and LIMIT (PostgreSQL's SELECT
             # reference), so positions follow id order; the CTE is evaluated once.
