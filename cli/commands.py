@@ -76,8 +76,18 @@ def complete(parsed: argparse.Namespace) -> int:
         "notDone": parsed.not_done,
         "unknowns": parsed.unknown,
         "nextStep": parsed.next_step,
+        **({"startNext": True} if parsed.start_next else {}),
     }
-    return call(parsed, "complete_task", args)
+    with client(parsed.url) as api:
+        answer = api.call("complete_task", args)
+    following = answer.payload.get("next") or {}
+    if following.get("started") and following.get("leaseToken"):
+        # The next task's run is the one the following `weft progress` and `weft complete` act on.
+        task = following.get("task") or {}
+        config.update(
+            run={"runId": following["runId"], "leaseToken": following["leaseToken"], "taskId": task.get("id")}
+        )
+    return emit(answer, as_json=parsed.json)
 
 
 def ask(parsed: argparse.Namespace) -> int:
@@ -162,6 +172,11 @@ def _complete_parser(sub: Any) -> None:
     p.add_argument("--not-done", action="append", help="something you did not do (repeat)")
     p.add_argument("--unknown", action="append", help="something you are unsure of (repeat)")
     p.add_argument("--next-step", help="the one follow-up you propose")
+    p.add_argument(
+        "--start-next",
+        action="store_true",
+        help="also start your next task, in the same call (saved as the run)",
+    )
 
 
 def _issue_parsers(sub: Any) -> None:

@@ -74,3 +74,25 @@ def test_it_runs_every_tool_by_its_own_name(signed_in: Cli, ws_a: Workspace) -> 
     answer = signed_in("get-task", "--id", str(task.pk))
     assert answer.code == 0, answer
     assert Run.objects.count() == 0
+
+
+def test_complete_with_start_next_starts_the_next_task_and_saves_its_run(
+    signed_in: Cli, ws_a: Workspace
+) -> None:
+    first = task_create(workspace=ws_a, title="Write the changelog", priority=3).task
+    second = task_create(workspace=ws_a, title="Tag the release", priority=1).task
+    assert signed_in("start", str(first.pk)).code == 0
+    done = signed_in("complete", "--outcome", "The changelog is written.", "--start-next", "--json")
+    assert done.code == 0, done
+    following = done.json()["next"]
+    assert following["started"] is True and following["task"]["id"] == second.pk
+    assert Task.objects.get(pk=first.pk).column == "done"
+    assert Task.objects.get(pk=second.pk).column == "doing"
+    # The saved run is now the second task's: progress and complete act on it without flags.
+    assert signed_in("progress", "--note", "tagging").code == 0
+    run = Run.objects.get(task=second)
+    assert str(run.run_id) == following["runId"] and run.state == "active"
+    last = signed_in("complete", "--outcome", "Tagged 1.4.", "--start-next")
+    assert last.code == 0, last
+    assert 'next: {"started": false, "error": null}' in last.out and last.markers()[-1] == "Done."
+    assert Task.objects.get(pk=second.pk).column == "done"

@@ -1,5 +1,5 @@
 """Every page of the people's side in Chromium at a desktop and a phone size: no horizontal
-overflow at 390 px, no serious or critical axe-core violation, a full-page screenshot of each
+overflow at 390 px, the header on one row, no serious or critical axe-core violation, a full-page screenshot of each
 (artifacts/screenshots/<page>-<size>.png); the new-task form's fields apart, and the board with
 200 tasks under two screen heights per column on a desktop.
 
@@ -35,6 +35,8 @@ IN_CI = bool(os.environ.get("CI"))
 SIZES = {"desktop": (1280, 800), "phone": (390, 844)}
 BLOCKING_IMPACTS = ("serious", "critical")
 BOARD_TASKS = 200
+# One row of the header: its 56 px minimum and a little room for the border and rounding.
+ONE_ROW = 64
 
 pytestmark = [
     pytest.mark.browser,
@@ -377,6 +379,8 @@ def test_the_page_fits_passes_axe_and_is_screenshot(name, size, world, open_page
     path = seed(world)
     page = open_page(path, size, (world.viewer or world.alice) if signed_in else None)
     shot(page, f"{name}-{size}")
+    header = page.evaluate("() => document.querySelector('header.topbar').getBoundingClientRect().height")
+    assert header <= ONE_ROW, f"{name}'s header takes {header} px at {size}: more than one row"
     if size == "phone":
         widths = overflow(page)
         assert widths["scrollWidth"] <= widths["innerWidth"], f"{name} overflows at 390 px: {widths}"
