@@ -219,3 +219,10 @@ def test_a_bulk_request_without_a_valid_target_says_what_is_missing(as_alice, ws
 def test_a_bulk_request_without_ticked_tasks_says_so(as_alice, ws_a):
     response = as_alice.post(url("tasks_bulk", ws_a), {"action": "trash"}, follow=True)
     assert "Ids: choose at least one task" in response.content.decode()
+
+
+def test_the_new_task_form_explains_review_minutes_in_visible_text(as_alice, ws_a):
+    body = as_alice.get(url("board", ws_a)).content.decode()
+    assert 'aria-describedby="new-minutes-help"' in body
+    help_text = re.search(r'<p id="new-minutes-help"[^>]*>(.*?)</p>', body, flags=re.S)
+    assert help_text and "attention budget" in help_text.group(1)
