@@ -258,6 +258,8 @@ EXCLUDED: dict[str, str] = {
             "boards:task_edit",
             "boards:comment_add",
             "boards:task_move",
+            "boards:task_start",
+            "boards:task_stop",
             "boards:task_trash",
             "boards:task_restore",
             "boards:tasks_bulk",
