@@ -153,6 +153,7 @@ def test_a_persons_lease_expires_after_a_week(alice, ws_a, agent, task, moved_cl
         refused("already_claimed", task_claim, task_id=task.pk, connection=agent)
     with time_machine.travel(timezone.now() + PERSON_LEASE + timedelta(seconds=1), tick=False):
         assert lease_sweep() == 1
+        assert Run.objects.get(task=task).end_reason == "the person's 7-day lease ran out"
         task.refresh_from_db()
         assert (task.column, task.assignee_user_id) == (Column.TODO, None)
         assert task_claim(task_id=task.pk, connection=agent).run.connection_id == agent.pk
