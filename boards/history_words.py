@@ -101,7 +101,9 @@ SENTENCES: dict[str, Callable[[Mapping[str, Any], Facts], str]] = {
     "task.restored": lambda p, f: f"{f.who} restored it to {_column(p, 'to')}",
     "task.purged": lambda p, f: "It was deleted from the Trash for good",
     "task.commented": lambda p, f: f"{f.who} commented",
-    "run.started": lambda p, f: f"{f.who} started the task",
+    "run.started": lambda p, f: (
+        _with(f"{f.who} started the approved next step", f.words) if f.words else f"{f.who} started the task"
+    ),
     "run.resumed": lambda p, f: f"{f.who} picked the task up again",
     "run.heartbeat": lambda p, f: _with(f"{f.who} reported progress", str(p.get("note") or "")),
     "run.input_requested": lambda p, f: _with(f"{f.who} asked a question", f.words),

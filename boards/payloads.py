@@ -117,4 +117,6 @@ def run_payload(run: Run) -> dict[str, Any]:
         "leaseExpiresAt": iso(run.lease_expires_at),
         "endedAt": iso(run.ended_at),
         "endReason": run.end_reason,
+        # The step a person approved that this run was started to carry out, if any.
+        "approvedStep": run.approval.step if run.approval_id is not None and run.approval else None,
     }

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from boards import views
+from boards import person_views, views
 
 app_name = "boards"
 
@@ -14,6 +14,8 @@ urlpatterns = [
     path("tasks/<int:task_id>/edit/", views.task_edit, name="task_edit"),
     path("tasks/<int:task_id>/comments/", views.comment_add, name="comment_add"),
     path("tasks/<int:task_id>/move/", views.task_move, name="task_move"),
+    path("tasks/<int:task_id>/start/", person_views.task_start, name="task_start"),
+    path("tasks/<int:task_id>/stop/", person_views.task_stop, name="task_stop"),
     path("tasks/<int:task_id>/trash/", views.task_trash, name="task_trash"),
     path("tasks/<int:task_id>/restore/", views.task_restore, name="task_restore"),
     path("inbox/", views.inbox, name="inbox"),

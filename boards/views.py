@@ -255,6 +255,7 @@ def task(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse:
         # Doing and Trash are reached by a claim and by Trash, never by Move: the select then
         # shows the current column as a disabled first option.
         "stays_put": found.column not in dict(PEOPLE_COLUMNS),
+        "startable": found.column in (Column.BACKLOG, Column.TODO),  # a person may press Start
         "now": now,
     }
     return render(request, "boards/task.html", context)
@@ -306,7 +307,7 @@ def task_move(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse:
         messages.error(request, message)
         return _back(request, _board_url(seat))
     try:
-        services.task_move(
+        services.person_move(
             task=found,
             column=form.cleaned_data["column"],
             position=form.cleaned_data["position"],

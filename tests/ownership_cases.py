@@ -205,6 +205,8 @@ CASES: dict[str, Kwargs | Case] = {
     ),
     "boards:comment_add": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}, body="Taken over"),
     "boards:task_move": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}, column="done"),
+    "boards:task_start": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}),
+    "boards:task_stop": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}),
     "boards:task_trash": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}),
     "boards:task_restore": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}),
     "boards:inbox_decide": _post(

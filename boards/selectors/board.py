@@ -17,7 +17,7 @@ from django.db.models.functions import Lower
 from accounts.models import Workspace
 from boards import clock, queries
 from boards.access import access_board
-from boards.models import BOARD_COLUMNS, Board, Column, InboxItem, InboxKind, Run, Task
+from boards.models import BOARD_COLUMNS, Approval, Board, Column, InboxItem, InboxKind, Run, Task
 from boards.payloads import holder_name
 from boards.results import BoardStateResult
 from weft.hints import next_
@@ -37,6 +37,17 @@ class Card:
     last_note: str = ""
     waiting_on: str = ""
     overdue: bool = False
+    # The person who holds the task (a person's run), else None: an agent holds it, or nobody.
+    person_id: int | None = None
+    # A person approved this next step and the agent has not carried it out yet.
+    approved_step: str = ""
+    # The approved step the live run was started to carry out.
+    carrying_out: str = ""
+
+    @property
+    def startable(self) -> bool:
+        """A person may press Start: Backlog or Todo, and nobody holds it."""
+        return not self.holder and self.task.column in (Column.BACKLOG, Column.TODO)
 
     @property
     def lease_low(self) -> bool:
@@ -140,8 +151,13 @@ def boards_of(workspace: Workspace) -> QuerySet[Board]:
 
 
 def holding_runs(now: datetime) -> QuerySet[Run]:
-    """The runs that hold their task at `now`, with who holds them."""
-    return Run.objects.filter(queries.held(now)).select_related("connection", "user")
+    """The runs that hold their task at `now`, with who holds them and the step they carry out."""
+    return Run.objects.filter(queries.held(now)).select_related("connection", "user", "approval")
+
+
+def open_approvals(now: datetime) -> QuerySet[Approval]:
+    """Approved next steps not yet carried out (unused, unexpired), newest first."""
+    return Approval.objects.filter(used_at=None, expires_at__gt=now).order_by("-created_at", "-pk")
 
 
 def _card(task: Task, now: datetime, waiting: dict[int, str]) -> Card:
@@ -153,6 +169,11 @@ def _card(task: Task, now: datetime, waiting: dict[int, str]) -> Card:
         card.holder = holder_name(run)
         card.lease_left = max(run.lease_expires_at - now, timedelta(0))
         card.heartbeat_age = max(now - run.last_heartbeat_at, timedelta(0))
+        card.person_id = run.user_id if run.connection_id is None else None
+        card.carrying_out = run.approval.step if run.approval is not None else ""
+    approvals: list[Approval] = getattr(task, "open_approvals", [])
+    if approvals and not card.carrying_out:
+        card.approved_step = approvals[0].step
     return card
 
 
@@ -176,7 +197,10 @@ def _board_tasks(workspace: Workspace, board: Board, filters: BoardFilter, now: 
     tasks = _filtered(
         Task.objects.filter(workspace=workspace, board=board, column__in=BOARD_COLUMNS), filters, now
     )
-    return tasks.prefetch_related(Prefetch("runs", queryset=holding_runs(now), to_attr="holding_runs"))
+    return tasks.prefetch_related(
+        Prefetch("runs", queryset=holding_runs(now), to_attr="holding_runs"),
+        Prefetch("approvals", queryset=open_approvals(now), to_attr="open_approvals"),
+    )
 
 
 def _waiting(workspace: Workspace, now: datetime) -> dict[int, str]:

@@ -209,9 +209,10 @@ class _Facts:
         if family == "run":
             question = self.questions.get(str(p.get("questionId")))
             run = self.runs.get(str(p.get("runId") or event.entity_id))
-            return history_words.Facts(
-                who=holder_name(run) if run else "", words=question.text if question else ""
-            )
+            words = question.text if question else ""
+            if event.type == "run.started" and run is not None and run.approval is not None:
+                words = run.approval.step  # the run carries out a step a person approved
+            return history_words.Facts(who=holder_name(run) if run else "", words=words)
         if event.type == "inbox.item_decided":
             return self._decided(self.items.get(str(p.get("itemId") or event.entity_id)), p)
         if event.type == "question.answered":
@@ -246,7 +247,7 @@ def _name(user: User | None) -> str:
 
 
 def _history_facts(task: Task, events: list[Event], now: datetime) -> _Facts:
-    runs = list(Run.objects.select_related("connection", "user").filter(task=task))
+    runs = list(Run.objects.select_related("connection", "user", "approval").filter(task=task))
     user_ids = {str(e.payload.get(k)) for e in events for k in ("userId", "authorId") if e.payload.get(k)}
     return _Facts(
         task=task,

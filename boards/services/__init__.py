@@ -3,8 +3,8 @@
 Split by subdomain: `board` (boards and tasks), `trash`, `claim` (taking a task), `runs` (a run's
 lease-guarded writes and the lease sweep), `delivery` (answers and approvals handed over once),
 `inbox` (a person's decisions), `comments`, `work` (get_my_work, which hands answers over),
-`next_task` (complete_task's startNext), `bulk` (the list view's bulk actions). Everything a
-surface calls is re-exported here.
+`next_task` (complete_task's startNext), `bulk` (the list view's bulk actions), `person` (a
+person's own run: start, stop, finish). Everything a surface calls is re-exported here.
 """
 
 from boards.services.board import (
@@ -18,6 +18,7 @@ from boards.services.bulk import BULK_TASKS, tasks_bulk
 from boards.services.claim import task_claim
 from boards.services.comments import comment_add
 from boards.services.inbox import inbox_decide, inbox_undo_drop, question_answer
+from boards.services.person import PERSON_LEASE, person_move, person_start, person_stop
 from boards.services.runs import (
     lease_sweep,
     run_complete,
@@ -30,11 +31,15 @@ from boards.services.work import work_for_connection
 
 __all__ = [
     "BULK_TASKS",
+    "PERSON_LEASE",
     "board_default",
     "comment_add",
     "inbox_decide",
     "inbox_undo_drop",
     "lease_sweep",
+    "person_move",
+    "person_start",
+    "person_stop",
     "question_answer",
     "run_complete",
     "run_heartbeat",

@@ -126,6 +126,8 @@ def expire_run(run: Run, now: datetime) -> bool:
     except lease.LeaseLost:
         return False
     reason = "question hold ran out" if after.state == lease.RELEASED else "no heartbeat for 20 minutes"
+    if run.connection_id is None and run.user_id is not None:
+        reason = "the person's 7-day lease ran out"  # people send no heartbeats (services.person)
     changed = Run.objects.filter(pk=run.pk, state=run.state, lease_expires_at__lte=now).update(
         state=after.state, lease_token_hash="", ended_at=now, end_reason=reason
     )

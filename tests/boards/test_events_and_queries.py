@@ -157,6 +157,7 @@ def test_work_for_connection_query_count(agent, task, make_task, django_assert_n
     task_claim(task_id=task.pk, connection=agent)
     for n in range(5):
         make_task(f"more {n}")
-    # savepoint, held, waiting, answers, approvals, due, attention, best, issue news, release savepoint
-    with django_assert_num_queries(10 + clock_reads()):
+    # savepoint, held, waiting, answers, approvals, due, attention, best, issue news,
+    # approved-step news, release savepoint
+    with django_assert_num_queries(11 + clock_reads()):
         work_for_connection(connection=agent)

@@ -93,8 +93,9 @@
       if (window.weftLive) window.weftLive.refresh();
     });
   });
-  // A card's menu is filled when it opens, from the page's one template: Move to… (the card's
-  // column selected, or shown disabled when a person cannot move it there) and Trash.
+  // A card's menu is filled when it opens, from the page's one template: Start (or Done and Stop
+  // for the viewer's own run), Move to… (the card's column selected, or shown disabled when a
+  // person cannot move it there) and Trash.
   function fillMenu(panel, card) {
     var template = document.getElementById("card-menu-template");
     if (!template || panel.dataset.filled) return;
@@ -113,11 +114,22 @@
       stays.disabled = true;
       select.insertBefore(stays, select.firstChild);
     }
+    personal(parts, ".start-form", panel.dataset.startUrl, "Start #" + id + " yourself");
+    personal(parts, ".done-form", panel.dataset.stopUrl && card.dataset.moveUrl, "Done: finish #" + id);
+    personal(parts, ".stop-form", panel.dataset.stopUrl, "Stop #" + id + ", back to Todo");
     var trash = parts.querySelector(".trash-form");
     trash.action = panel.dataset.trashUrl;
     trash.querySelector("button").setAttribute("aria-label", "Trash #" + id);
     panel.replaceChildren(parts);
     panel.dataset.filled = "1";
+  }
+
+  // A person's own actions: kept with their target when the card offers them, else removed.
+  function personal(parts, selector, action, label) {
+    var form = parts.querySelector(selector);
+    if (!action) { form.remove(); return; }
+    form.action = action;
+    form.querySelector("button").setAttribute("aria-label", label);
   }
 
   document.addEventListener("toggle", function (event) {
