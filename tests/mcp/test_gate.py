@@ -240,15 +240,15 @@ def test_a_noop_never_leaves_the_event_loop_and_a_tool_hops_once(with_noop, alic
 def test_the_lifespan_closes_the_pool_the_first_call_opened(with_noop, alice, ws_a):
     token, _ = agent_token(alice, ws_a)
 
-    async def run() -> Any:
+    async def run() -> tuple[bool, bool]:
         async with in_process() as client:
             assert gate._Pools.pool is None
             result = await MCP(client, token).call("noop")
             assert not result.get("isError"), result
             pool = gate._Pools.pool
             assert pool is not None and not pool.closed
-        return pool
+        closed, forgotten = pool.closed, gate._Pools.pool is None
+        await pool.close()  # a pool left open would hang this loop's end, not fail the test
+        return closed, forgotten
 
-    pool = asyncio.run(run())
-    assert pool.closed
-    assert gate._Pools.pool is None
+    assert asyncio.run(run()) == (True, True)

@@ -12,7 +12,8 @@ tests/mcp/test_gate.py runs every refusal through both paths and compares the an
 
 The pool is opened lazily in the running event loop (the first tool call) and closed by the
 ASGI lifespan's shutdown (weft/asgi.py). It connects to Django's default database, autocommit:
-each statement is its own transaction, as the ORM path's two were.
+each statement is its own transaction, as the ORM path's two were. A loop that opened the pool
+must close it (`close_pool`) before it ends: the pool's workers keep `asyncio.run` from returning.
 """
 
 from __future__ import annotations
