@@ -22,7 +22,7 @@ from mcp.types import CallToolResult
 
 from accounts.connections import connection_revoke
 from accounts.models import AgentConnection, Plan, Seat, Usage, User, Workspace, month_start
-from accounts.services import workspace_create, workspace_set_suspended
+from accounts.services import workspace_set_suspended
 from tests.mcp.harness import MCP, agent_token, in_process
 from weft.hints import DONE
 from weft.mcp import gate, server
@@ -43,8 +43,8 @@ def _described(connection: AgentConnection) -> CallToolResult:
         "connection": [connection.pk, connection.name, connection.user_id, connection.workspace_id],
         "more": [connection.application_id, _iso(connection.created_at), _iso(connection.revoked_at)],
         "client": [connection.client_name, connection.client_version],
-        "workspace": [workspace.pk, workspace.name, workspace.slug, workspace.plan_id, workspace.billing_period],
-        "state": [workspace.is_suspended, _iso(workspace.created_at)],
+        "workspace": [workspace.pk, workspace.name, workspace.slug, workspace.plan_id],
+        "state": [workspace.billing_period, workspace.is_suspended, _iso(workspace.created_at)],
         "plan": [plan.pk, plan.code, plan.name, plan.monthly_task_cap, plan.monthly_agent_call_cap],
         "prices": [plan.seat_price_month_cents, plan.seat_price_year_cents],
     }
@@ -70,28 +70,57 @@ def _member(workspace: Workspace) -> User:
     return user
 
 
-# Each case: the rows before the call → the connection id the call carries.
-CASES: dict[str, Callable[[User, Workspace, AgentConnection], int | None]] = {
-    "no connection": lambda u, w, c: None,
-    "unknown connection": lambda u, w, c: 10**9,
-    "revoked connection": lambda u, w, c: (connection_revoke(connection=c), c.pk)[1],
-    "seat removed": lambda u, w, c: (Seat.objects.filter(workspace=w, user=c.user_id).delete(), c.pk)[1],
-    "workspace deleted": lambda u, w, c: (Workspace.objects.filter(pk=w.pk).delete(), c.pk)[1],
-    "workspace suspended": lambda u, w, c: (workspace_set_suspended(workspace=w, suspended=True), c.pk)[1],
-    "suspended at the cap": lambda u, w, c: (
-        workspace_set_suspended(workspace=w, suspended=True),
-        _used(w, 200),
-        c.pk,
-    )[2],
-    "cap reached": lambda u, w, c: (_used(w, 200), c.pk)[1],
-    "over the cap after a downgrade": lambda u, w, c: (_used(w, 500), c.pk)[1],
-    "cap of zero, no row yet": lambda u, w, c: (_on_plan(w, 0), c.pk)[1],
-    "last call under the cap": lambda u, w, c: (_used(w, 199), c.pk)[1],
-    "first call of the month": lambda u, w, c: c.pk,
-    "no cap": lambda u, w, c: (_on_plan(w, None), _used(w, 10**6), c.pk)[1],
-    "member's connection": lambda u, w, c: AgentConnection.objects.create(
-        workspace=w, user=_member(w), name="Member's agent", client_name="cli", client_version="1"
-    ).pk,
+def _revoked(w: Workspace, c: AgentConnection) -> int:
+    connection_revoke(connection=c)
+    return c.pk
+
+
+def _seat_removed(w: Workspace, c: AgentConnection) -> int:
+    Seat.objects.filter(workspace=w, user=c.user_id).delete()
+    return c.pk
+
+
+def _workspace_deleted(w: Workspace, c: AgentConnection) -> int:
+    Workspace.objects.filter(pk=w.pk).delete()
+    return c.pk
+
+
+def _suspended(w: Workspace, c: AgentConnection, used: int | None = None) -> int:
+    workspace_set_suspended(workspace=w, suspended=True)
+    return _with_usage(w, c, used)
+
+
+def _with_usage(w: Workspace, c: AgentConnection, used: int | None, cap: int | str | None = "free") -> int:
+    if cap != "free":
+        _on_plan(w, cap if isinstance(cap, int) else None)
+    if used is not None:
+        _used(w, used)
+    return c.pk
+
+
+def _members(w: Workspace, c: AgentConnection) -> int:
+    member = _member(w)
+    return AgentConnection.objects.create(
+        workspace=w, user=member, name="Member's agent", client_name="cli", client_version="1"
+    ).pk
+
+
+# Each case: the rows before the call → the connection id the call carries (the free plan: 200 calls).
+CASES: dict[str, Callable[[Workspace, AgentConnection], int | None]] = {
+    "no connection": lambda w, c: None,
+    "unknown connection": lambda w, c: 10**9,
+    "revoked connection": _revoked,
+    "seat removed": _seat_removed,
+    "workspace deleted": _workspace_deleted,
+    "workspace suspended": _suspended,
+    "suspended at the cap": lambda w, c: _suspended(w, c, used=200),
+    "cap reached": lambda w, c: _with_usage(w, c, 200),
+    "over the cap after a downgrade": lambda w, c: _with_usage(w, c, 500),
+    "cap of zero, no row yet": lambda w, c: _with_usage(w, c, None, cap=0),
+    "last call under the cap": lambda w, c: _with_usage(w, c, 199),
+    "first call of the month": lambda w, c: c.pk,
+    "no cap": lambda w, c: _with_usage(w, c, 10**6, cap=None),
+    "member's connection": _members,
 }
 
 
@@ -125,7 +154,7 @@ def _answer(result: CallToolResult) -> tuple[Any, ...]:
 @pytest.mark.parametrize("case", list(CASES))
 def test_each_check_answers_the_same_through_the_orm_and_the_gate(alice, ws_a, case, in_loop):
     connection = AgentConnection.objects.create(workspace=ws_a, user=alice, name="Claude Code")
-    connection_id = CASES[case](alice, ws_a, connection)
+    connection_id = CASES[case](ws_a, connection)
     before = _usage(ws_a.pk)
 
     orm = server._run_for_connection(_described, connection_id)
@@ -145,7 +174,7 @@ def test_the_checks_come_in_the_orm_paths_order(alice, ws_a):
     connection = AgentConnection.objects.create(workspace=ws_a, user=alice, name="Claude Code")
     codes = {}
     for case in ("no connection", "suspended at the cap", "cap reached", "seat removed"):
-        connection_id = CASES[case](alice, ws_a, connection)
+        connection_id = CASES[case](ws_a, connection)
         result = _through_gate(_described, connection_id, in_loop=True)
         codes[case] = (result.structured_content or {}).get("error", {}).get("code")
         workspace_set_suspended(workspace=ws_a, suspended=False)
@@ -199,7 +228,7 @@ def wide_pool(settings) -> None:
 
 
 @pytest.mark.parametrize("cap", [None, 20])
-def test_concurrent_calls_from_the_loop_and_threads_count_every_call_up_to_the_cap(wide_pool, alice, ws_a, cap):
+def test_concurrent_calls_from_loop_and_threads_count_every_call_up_to_the_cap(wide_pool, alice, ws_a, cap):
     _on_plan(ws_a, cap)
     connection = AgentConnection.objects.create(workspace=ws_a, user=alice, name="Claude Code")
     codes = _race(connection.pk, in_loop_calls=60, thread_calls=6)  # the month's row does not exist yet
