@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import psycopg
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
@@ -144,10 +145,40 @@ async def admit(connection_id: int | None) -> AgentConnection:
 
 
 async def fetch_one(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
-    """One statement on the gate's pool, its first row."""
+    """One statement on the gate's pool, its first row.
+
+    No health check before each statement (it would be a second round trip): a connection a
+    database restart broke while idle fails its statement instead; then the pool's idle
+    connections are checked and the statement runs once more on a live one. A second failure
+    is the caller's (`unavailable`).
+    """
     pool = await _open_pool()
+    try:
+        return await _fetch_on(pool, sql, params)
+    except _Broken:
+        await pool.check()
+    try:
+        return await _fetch_on(pool, sql, params)
+    except _Broken as again:
+        raise again.error from None
+
+
+class _Broken(Exception):
+    """The statement failed because its pooled connection is broken (a restart, a dropped socket)."""
+
+    def __init__(self, error: psycopg.OperationalError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+async def _fetch_on(pool: AsyncConnectionPool, sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
     async with pool.connection() as conn:
-        cursor = await conn.execute(sql, params)
+        try:
+            cursor = await conn.execute(sql, params)
+        except psycopg.OperationalError as exc:
+            if conn.broken:
+                raise _Broken(exc) from exc
+            raise
         return await cursor.fetchone()
 
 
