@@ -392,7 +392,7 @@ def _given(**values: Any) -> dict[str, Any]:
 
 async def noop() -> Annotated[CallToolResult, HintedOutput]:
     """Benchmark baseline: the whole call path (auth, connection, metering) around no service."""
-    return await call_as_connection(lambda c: success_result("Nothing done.", {}, DONE))
+    return await call_as_connection(lambda c: success_result("Nothing done.", {}, DONE), in_loop=True)
 
 
 TOOLS: list[tuple[Any, ToolAnnotations]] = [

@@ -74,6 +74,7 @@ class WebsocketOriginValidator:
 websocket_app = WebsocketOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
 
 
+from weft.mcp import gate  # noqa: E402
 from weft.mcp.server import MCP_PATH, _origin_regex, mcp_asgi_app  # noqa: E402
 
 MCP_PATHS = ("/api/mcp", "/.well-known/oauth-protected-resource/api/mcp")
@@ -109,7 +110,8 @@ no_server_stream = CORSMiddleware(
 
 
 async def _lifespan(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    """Run the MCP app's lifespan and, in the embedded default, the periodic timer beside it."""
+    """Run the MCP app's lifespan and, in the embedded default, the periodic timer beside it; at
+    shutdown, close the MCP gate's pool (opened by the first tool call on PostgreSQL)."""
     global mcp_app
     mcp_app = mcp_asgi_app()
     stop = asyncio.Event()
@@ -124,6 +126,7 @@ async def _lifespan(scope: dict[str, Any], receive: Any, send: Any) -> None:
             if timer:
                 with contextlib.suppress(Exception):
                     await timer
+            await gate.close_pool()
         await send(message)
 
     await mcp_app(scope, receive, wrapped_send)

@@ -190,6 +190,15 @@ else:
         }
     }
 
+# The MCP gate's own async pool (weft/mcp/gate.py; PostgreSQL only): one statement per tool call
+# in the event loop. Its connections come on top of DATABASE_POOL_MAX.
+WEFT_MCP_GATE_POOL = {
+    "enabled": env_bool("WEFT_MCP_GATE_POOL", True),
+    "min_size": env_int("WEFT_MCP_GATE_POOL_MIN", 1),
+    "max_size": env_int("WEFT_MCP_GATE_POOL_MAX", 4),
+    "timeout": 10,
+}
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"
 

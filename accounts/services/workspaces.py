@@ -121,9 +121,15 @@ def usage_consume(*, workspace: Workspace, kind: str, n: int = 1, now: datetime 
     if rows.update(count=F("count") + n):
         return
     used = Usage.objects.get(workspace=workspace, period=period, kind=kind).count
+    raise usage_refusal(workspace=workspace, kind=kind, used=used, now=now)
+
+
+def usage_refusal(*, workspace: Workspace, kind: str, used: int, now: datetime) -> WeftError:
+    """plan_limit_reached: `used` of this month's cap of `kind` are spent (also weft.mcp.gate's answer)."""
+    cap = workspace.plan.cap_for(kind)
     resets = next_month_start(now.date())
     label = dict(Usage.KINDS)[kind].lower()
-    raise WeftError(
+    return WeftError(
         "plan_limit_reached",
         f"the {workspace.plan.name} plan allows {cap} {label} a month; {used} used,"
         f" resets {resets.isoformat()}. Upgrade to Pro for no cap.",

@@ -4,7 +4,8 @@ Counted across threads (the verifier and the tools run in worker threads), throu
 in-process ASGI path. A call whose token is already verified costs two queries around the tool:
 the connection re-check (`connection_live`: not revoked, seat held, with workspace and plan)
 and the usage increment. The first call of a token also verifies it: access token, connection,
-seat, last_used_at — and, the first time in the month, creates the usage row.
+seat, last_used_at — and, the first time in the month, creates the usage row. On PostgreSQL
+the two around the tool are one statement on the gate's own pool (weft/mcp/gate.py).
 """
 
 from __future__ import annotations
@@ -23,16 +24,21 @@ from accounts.connections import connection_live
 from boards.models import Task
 from boards.services import board_default, task_claim
 from tests.mcp.harness import MCP, agent_token, in_process
+from weft.mcp import gate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-OVERHEAD = 2  # connection_live + usage_consume's UPDATE
-FIRST_CALL = 8  # + verification (4) + the month's usage row (a missed UPDATE and the INSERT)
+if gate.enabled():  # PostgreSQL: the gate is one statement on its own pool (weft/mcp/gate.py)
+    OVERHEAD = 1  # connection, seat, workspace, plan and the usage upsert
+    FIRST_CALL = 5  # + verification (4); the upsert creates the month's usage row
+else:
+    OVERHEAD = 2  # connection_live + usage_consume's UPDATE
+    FIRST_CALL = 8  # + verification (4) + the month's usage row (a missed UPDATE and the INSERT)
 
 
 @contextlib.contextmanager
 def all_queries() -> Iterator[list[str]]:
-    """SQL run through Django on any thread inside the block.
+    """SQL run through Django on any thread inside the block, and the MCP gate's statements.
 
     Django's execute wrappers (what CaptureQueriesContext uses) live on one thread's connection,
     so this wraps the one method every cursor's execute goes through instead.
@@ -46,7 +52,17 @@ def all_queries() -> Iterator[list[str]]:
             seen.append(sql)
         return original(self, sql, params, many, executor)
 
-    with mock.patch.object(CursorWrapper, "_execute_with_wrappers", counting):
+    real_fetch = gate.fetch_one
+
+    async def fetching(sql: str, params: Any) -> Any:
+        with lock:
+            seen.append(sql)
+        return await real_fetch(sql, params)
+
+    with (
+        mock.patch.object(CursorWrapper, "_execute_with_wrappers", counting),
+        mock.patch.object(gate, "fetch_one", fetching),
+    ):
         yield seen
 
 

@@ -34,7 +34,8 @@ from starlette.types import ASGIApp
 
 from boards.limits import nul_path, without_nul
 from weft.errors import WeftError, internal_error, invalid_argument, unavailable
-from weft.hints import Hint, fix, render_text, wait
+from weft.hints import Hint, fix, render_text
+from weft.mcp import gate
 from weft.mcp.clients import capturing_client_info
 from weft.mcp.fixes import corrected_call, field_name, parse_field, value_at
 from weft.mcp.schemas import compact, untitled
@@ -87,19 +88,13 @@ def render_result(result: Any) -> CallToolResult:
     return success_result(result.summary(), result.payload(), result.hint)
 
 
-def _unauthenticated() -> WeftError:
-    return WeftError(
-        "unauthenticated",
-        "this call carries no signed-in agent connection",
-        fix=wait("the person signs the agent in to Weft again", "get_my_work"),
-    )
-
-
-def _call_metered(fn: Callable[[Any], Any], connection_id: int | None) -> CallToolResult:
+def _call_metered(
+    fn: Callable[[Any], Any], connection_id: int | None, admitted: Any = None
+) -> CallToolResult:
     """Load the connection, check the workspace, meter, run, render; WeftError → isError result.
 
     The connection is re-checked on every call (`connection_live`: not revoked, seat still
-    held), whatever the token verifier cached.
+    held), whatever the token verifier cached — unless the gate `admitted` it (weft.mcp.gate).
     """
     from accounts.access import require_active_workspace
     from accounts.connections import connection_live
@@ -108,18 +103,28 @@ def _call_metered(fn: Callable[[Any], Any], connection_id: int | None) -> CallTo
 
     close_old_connections()
     try:
+        if admitted is not None:
+            return _outcome(fn, admitted)
         connection = connection_live(connection_id=connection_id) if connection_id is not None else None
         if connection is None:
-            return error_result(_unauthenticated())
+            return error_result(gate.unauthenticated())
         try:
             require_active_workspace(connection.workspace)
             usage_consume(workspace=connection.workspace, kind=Usage.AGENT_CALLS)
-            outcome = fn(connection)
         except WeftError as error:
             return error_result(error)
-        return outcome if isinstance(outcome, CallToolResult) else render_result(outcome)
+        return _outcome(fn, connection)
     finally:
         close_old_connections()
+
+
+def _outcome(fn: Callable[[Any], Any], connection: Any) -> CallToolResult:
+    """`fn(connection)` rendered; a WeftError it raises is the isError result."""
+    try:
+        outcome = fn(connection)
+    except WeftError as error:
+        return error_result(error)
+    return outcome if isinstance(outcome, CallToolResult) else render_result(outcome)
 
 
 def _is_unavailable(exc: BaseException) -> bool:
@@ -127,14 +132,16 @@ def _is_unavailable(exc: BaseException) -> bool:
     return isinstance(exc, UNAVAILABLE_ERRORS)
 
 
-def _run_for_connection(fn: Callable[[Any], Any], connection_id: int | None) -> CallToolResult:
+def _run_for_connection(
+    fn: Callable[[Any], Any], connection_id: int | None, admitted: Any = None
+) -> CallToolResult:
     """Sync part of a tool call; failures nobody planned for still answer inside the contract.
 
     A lost database or cache is `unavailable`, anything else `internal_error` with a request
     id that finds the logged traceback — never an exception for the SDK to turn into a bare error.
     """
     try:
-        return _call_metered(fn, connection_id)
+        return _call_metered(fn, connection_id, admitted)
     except Exception as exc:
         # _call_metered's close_old_connections() has dropped a broken connection; the pool's
         # health check drops the ones a restart broke while idle.
@@ -152,14 +159,31 @@ def failure_error(exc: Exception, where: str) -> WeftError:
     return internal_error(request_id)
 
 
-async def call_as_connection(fn: Callable[[Any], Any]) -> CallToolResult:
+async def call_as_connection(fn: Callable[[Any], Any], *, in_loop: bool = False) -> CallToolResult:
     """Run `fn(connection)` for the caller's connection in a worker thread; WeftError → isError result.
 
-    `fn` returns a service result (rendered here) or a ready CallToolResult.
+    `fn` returns a service result (rendered here) or a ready CallToolResult. On PostgreSQL the
+    gate (connection, seat, workspace, meter) is one statement in the event loop (weft.mcp.gate),
+    and `in_loop=True` — for an `fn` that touches no database — runs `fn` there too: no thread.
     """
     token = get_access_token()
     connection_id = (token.claims or {}).get("connection_id") if token else None
-    return await sync_to_async(_run_for_connection, thread_sensitive=False)(fn, connection_id)
+    if not gate.enabled():
+        return await sync_to_async(_run_for_connection, thread_sensitive=False)(fn, connection_id)
+    return await _gated(fn, connection_id, in_loop=in_loop)
+
+
+async def _gated(fn: Callable[[Any], Any], connection_id: int | None, *, in_loop: bool) -> CallToolResult:
+    """`_run_for_connection` with the gate in the event loop (PostgreSQL): the same answers."""
+    try:
+        connection = await gate.admit(connection_id)
+        if in_loop:
+            return _outcome(fn, connection)
+    except WeftError as error:
+        return error_result(error)
+    except Exception as exc:
+        return error_result(failure_error(exc, "MCP tool call"))
+    return await sync_to_async(_run_for_connection, thread_sensitive=False)(fn, connection_id, connection)
 
 
 class WeftMCPServer(MCPServer):
