@@ -54,7 +54,10 @@ def _name_taken(name: str) -> WeftError:
 
 
 def _require_free_name(workspace_id: int, name: str, *, other_than: int | None = None) -> None:
-    if _live(workspace_id).filter(name__iexact=name).exclude(pk=other_than).exists():
+    same = _live(workspace_id).filter(name__iexact=name)
+    if other_than is not None:
+        same = same.exclude(pk=other_than)
+    if same.exists():
         raise _name_taken(name)
 
 
