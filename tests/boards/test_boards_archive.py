@@ -20,11 +20,13 @@ from boards.services import (
     board_default,
     board_rename,
     board_restore,
+    inbox_decide,
+    question_answer,
     task_claim,
     task_create,
     work_for_connection,
 )
-from tests.boards.helpers import codes, complete, race, refused
+from tests.boards.helpers import ask, codes, complete, race, refused, release
 from weft.events import Event
 from weft.hints import fix, next_
 
@@ -201,6 +203,28 @@ def test_start_task_refuses_an_archived_boards_task_and_startnext_skips_it(
     done = complete(task_claim(task_id=first.pk, connection=agent), start_next_for=agent)
     assert done.next is not None and done.next.claim is not None
     assert done.next.claim.task.pk == second.pk
+
+
+def test_an_approved_step_and_an_answer_on_an_archived_board_are_not_offered(
+    ws_a, alice, owner, main, archived, agent
+):
+    approved = task_create(
+        workspace=ws_a, board=archived, title="Ship", review_required=True, by_user=alice
+    ).task
+    item = complete(task_claim(task_id=approved.pk, connection=agent), next_step="deploy").inbox_item
+    inbox_decide(item=item, user=alice, decision="accept")
+    asked = task_create(workspace=ws_a, board=archived, title="Pick a database", by_user=alice).task
+    claim = task_claim(task_id=asked.pk, connection=agent)
+    question = ask(claim).question
+    release(claim)  # the question stays; its answer would lead back to the task
+    question_answer(question=question, user=alice, answer="Postgres")
+    live = task_create(workspace=ws_a, board=main, title="Live", by_user=alice).task
+    board_archive(board=archived, by_seat=owner)
+    work = work_for_connection(connection=agent)
+    assert work.approvals == [] and [q.pk for q in work.answers] == [question.pk]
+    assert work.hint == next_("start_task", {"id": live.pk})
+    board_restore(board=archived, by_seat=owner)
+    assert work_for_connection(connection=agent).hint == next_("start_task", {"id": approved.pk})
 
 
 def test_a_run_already_held_goes_on_when_its_board_is_archived(ws_a, alice, owner, main, archived, agent):
