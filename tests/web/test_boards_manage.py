@@ -103,6 +103,7 @@ def test_an_archived_board_reads_with_a_restore_button_and_no_new_task_form(as_a
     as_alice.post(url("board_archive", ws_a, board_id=ops.pk))
     page = as_alice.get(url("board", ws_a) + f"?board={ops.pk}").content.decode()
     assert "This board is archived" in page and "Quarterly report" in page
+    assert f'<option value="{ops.pk}" selected>Ops (archived)</option>' in page
     assert url("board_restore", ws_a, board_id=ops.pk) in page
     assert url("task_create", ws_a) not in page
     default = as_alice.get(url("board", ws_a)).content.decode()
