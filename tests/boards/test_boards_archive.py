@@ -4,6 +4,7 @@ start_task, startNext, search, list_tasks and get_board_state — with the races
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
@@ -27,6 +28,7 @@ from boards.services import (
     work_for_connection,
 )
 from tests.boards.helpers import ask, codes, complete, race, refused, release
+from tests.mcp.harness import MCP, agent_token, in_process, text_of
 from weft.events import Event
 from weft.hints import fix, next_
 
@@ -290,3 +292,38 @@ def test_eight_creates_of_one_name_at_once_make_one_board(on_postgres, ws_a, own
     )
     assert codes(outcomes) == {"Board": 1, "conflict": 7}, outcomes
     assert Board.objects.filter(workspace=ws_a, name__iexact="ops").count() == 1
+
+
+# Over MCP, as an agent sees it ------------------------------------------------------------------
+
+
+@RACE
+def test_over_mcp_an_archived_boards_task_is_neither_offered_nor_started(ws_a, alice, owner, main, archived):
+    hidden = task_create(
+        workspace=ws_a, board=archived, title="Archived work", priority=Priority.URGENT, by_user=alice
+    ).task
+    live = task_create(workspace=ws_a, board=main, title="Live work", by_user=alice).task
+    board_archive(board=archived, by_seat=owner)
+    token, _ = agent_token(alice, ws_a)
+    seen: dict[str, Any] = {}
+
+    async def session() -> None:
+        async with in_process() as client:
+            mcp = MCP(client, token)
+            seen["work"] = await mcp.call("get_my_work")
+            seen["start"] = await mcp.call("start_task", {"id": hidden.pk})
+            seen["search"] = await mcp.call("search", {"query": "Archived work"})
+            seen["state"] = await mcp.call("get_board_state", {"boardId": archived.pk})
+
+    asyncio.run(session())
+    work = seen["work"]["structuredContent"]
+    assert work["_next_action"] == f'Next: start_task {{"id": {live.pk}}}', text_of(seen["work"])
+    start = seen["start"]
+    assert start["isError"] and start["structuredContent"]["error"]["code"] == "invalid_argument"
+    assert "archived" in text_of(start) and text_of(start).endswith("Fix: get_my_work {}")
+    assert seen["search"]["structuredContent"]["results"] == []
+    assert seen["state"]["structuredContent"]["board"] == {
+        "id": archived.pk,
+        "name": "Old project",
+        "archived": True,
+    }
