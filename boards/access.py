@@ -24,9 +24,11 @@ def _int_id(kind: str, ident: Any) -> int:
     return value
 
 
-def access_task(workspace: Workspace | int, task_id: Any) -> Task:
+def access_task(workspace: Workspace | int, task_id: Any, *, with_board: bool = False) -> Task:
+    """The task, scoped by workspace; `with_board` reads its board in the same query."""
     pk = _int_id("task", task_id)
-    task = Task.objects.filter(workspace_id=_workspace_id(workspace), pk=pk).first()
+    rows = Task.objects.select_related("board") if with_board else Task.objects.all()
+    task = rows.filter(workspace_id=_workspace_id(workspace), pk=pk).first()
     if task is None:
         raise not_found("task", task_id)
     return task

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 TITLE = 200
+BOARD_NAME = 100
 DESCRIPTION = 20_000
 NOTE = 2_000
 STATUS = 100

@@ -263,7 +263,7 @@ async def release_task(
 async def get_board_state(
     boardId: Annotated[
         int | None,
-        Field(ge=1, le=limits.ID_MAX, description="A board's id; the workspace's first board if omitted."),
+        Field(ge=1, le=limits.ID_MAX, description="A board's id; the first live board if omitted."),
     ] = None,
 ) -> Annotated[CallToolResult, HintedOutput]:
     """The board's columns (Backlog, Todo, Doing, Done) with their tasks, holders and leases."""

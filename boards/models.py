@@ -11,6 +11,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 from boards import limits
@@ -18,8 +19,21 @@ from boards import limits
 
 class Board(models.Model):
     workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="boards")
-    name = models.CharField(max_length=100)
+    name = models.CharField(max_length=limits.BOARD_NAME)
     created_at = models.DateTimeField(default=timezone.now)
+    # Set while the board is archived: its tasks are out of the agents' view until it is restored.
+    archived_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # Two live boards of a workspace never share a name, whatever the case; archived ones may.
+            models.UniqueConstraint(
+                Lower("name"),
+                "workspace",
+                condition=Q(archived_at__isnull=True),
+                name="board_live_name_unique",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name

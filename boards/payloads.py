@@ -1,4 +1,4 @@
-"""The JSON shapes of board rows that every surface shares: tasks, runs, reports, questions,
+"""The JSON shapes of board rows that every surface shares: boards, tasks, runs, reports, questions,
 approvals and Inbox items (camelCase keys, ids as ints or strings, datetimes ISO 8601), and who
 holds a run as people and agents read it.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from boards.models import Approval, InboxItem, Question, Report, Run, Task
+from boards.models import Approval, Board, InboxItem, Question, Report, Run, Task
 
 # Who holds a run whose connection and person are both gone (deleted since).
 HOLDER_GONE = "someone no longer here"
@@ -25,6 +25,10 @@ def holder_name(run: Run | None) -> str:
     if run is not None and run.user_id is not None and run.user is not None:
         return run.user.display_name
     return HOLDER_GONE
+
+
+def board_payload(board: Board) -> dict[str, Any]:
+    return {"id": board.pk, "name": board.name, "archived": board.archived_at is not None}
 
 
 def task_payload(task: Task) -> dict[str, Any]:

@@ -1,7 +1,6 @@
-"""Typed results of the board services and selectors: each carries its hint, payload and summary.
-
-Surfaces render them with `weft.hints.render(result)`; payload keys are the JSON names the
-MCP tools, REST API and CLI share (camelCase, ids as ints or strings, datetimes ISO 8601).
+"""Typed results of the board services and selectors, each with its hint, payload and summary;
+surfaces render them with `weft.hints.render(result)`. Payload keys are the JSON names the MCP
+tools, REST API and CLI share (camelCase, ids as ints or strings, datetimes ISO 8601).
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ from boards.models import Approval, Board, InboxItem, Question, Report, Run, Tas
 from boards.news import News
 from boards.payloads import (
     approval_payload,
+    board_payload,
     holder_name,
     inbox_item_payload,
     iso,
@@ -345,7 +345,7 @@ class BoardStateResult:
             }
 
         return {
-            "board": {"id": self.board.pk, "name": self.board.name} if self.board else None,
+            "board": board_payload(self.board) if self.board else None,
             "columns": {name: [task_row(t) for t in tasks] for name, tasks in self.columns.items()},
         }
 
@@ -353,7 +353,7 @@ class BoardStateResult:
         if self.board is None:
             return "No board yet: the first task created makes one."
         counts = ", ".join(f"{name} {len(tasks)}" for name, tasks in self.columns.items())
-        return f"Board {self.board.name}: {counts}."
+        return f"Board {self.board.name}{' (archived)' if self.board.archived_at else ''}: {counts}."
 
 
 @dataclass

@@ -2,12 +2,17 @@
 
 from django.urls import path
 
-from boards import person_views, views
+from boards import person_views, views, views_boards
 
 app_name = "boards"
 
 urlpatterns = [
     path("board/", views.board, name="board"),
+    path("boards/", views_boards.boards, name="boards"),
+    path("boards/new/", views_boards.board_create, name="board_create"),
+    path("boards/<int:board_id>/rename/", views_boards.board_rename, name="board_rename"),
+    path("boards/<int:board_id>/archive/", views_boards.board_archive, name="board_archive"),
+    path("boards/<int:board_id>/restore/", views_boards.board_restore, name="board_restore"),
     path("trash/", views.trash, name="trash"),
     path("tasks/new/", views.task_create, name="task_create"),
     path("tasks/<int:task_id>/", views.task, name="task"),

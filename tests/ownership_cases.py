@@ -217,6 +217,11 @@ CASES: dict[str, Kwargs | Case] = {
         lambda o: {"slug": o.ws.slug, "question_id": o.question_item.question_id}, answer="Postgres"
     ),
     "boards:tasks_bulk": _post(_ws, action="trash"),
+    "boards:boards": _ws,
+    "boards:board_create": _post(_ws, name="Taken over"),
+    "boards:board_rename": _post(lambda o: {"slug": o.ws.slug, "board_id": o.board.pk}, name="Taken over"),
+    "boards:board_archive": _post(lambda o: {"slug": o.ws.slug, "board_id": o.board.pk}),
+    "boards:board_restore": _post(lambda o: {"slug": o.ws.slug, "board_id": o.board.pk}),
 }
 
 from tests.hooks.ownership_cases import CASES as HOOK_CASES  # noqa: E402  (it registers its extras here)

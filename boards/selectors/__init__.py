@@ -7,6 +7,7 @@ its run timeline and history, search · inbox: the Inbox and the attention meter
 from boards.selectors.board import (
     BoardColumn,
     BoardFilter,
+    BoardsOverview,
     Card,
     ListSort,
     SortHeader,
@@ -15,6 +16,7 @@ from boards.selectors.board import (
     board_rows,
     board_state,
     boards_of,
+    boards_overview,
     dropped_tasks,
     holding_runs,
     trashed_tasks,
@@ -42,6 +44,7 @@ from boards.selectors.tasks import (
 __all__ = [
     "BoardColumn",
     "BoardFilter",
+    "BoardsOverview",
     "Card",
     "Entry",
     "InboxEntry",
@@ -54,6 +57,7 @@ __all__ = [
     "board_rows",
     "board_state",
     "boards_of",
+    "boards_overview",
     "dropped_tasks",
     "holding_runs",
     "inbox_entries",

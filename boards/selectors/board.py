@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Case, F, Prefetch, Q, QuerySet, When
+from django.db.models import Case, Count, F, Prefetch, Q, QuerySet, When
 from django.db.models.functions import Lower
 
 from accounts.models import Workspace
@@ -140,14 +140,38 @@ class SortHeader:
 
 
 def board_for_read(workspace: Workspace, board_id: Any = None) -> Board | None:
-    """The board a read names, else the workspace's first board; None while it has none."""
+    """The board a read names (an archived one too), else the workspace's first live board; None
+    while it has none."""
     if board_id is not None:
         return access_board(workspace, board_id)
-    return Board.objects.filter(workspace=workspace).order_by("pk").first()
+    return Board.objects.filter(workspace=workspace, archived_at=None).order_by("pk").first()
 
 
 def boards_of(workspace: Workspace) -> QuerySet[Board]:
-    return Board.objects.filter(workspace=workspace).order_by("created_at")
+    """The workspace's live boards, oldest first (the board picker, list_boards, filing an issue)."""
+    return Board.objects.filter(workspace=workspace, archived_at=None).order_by("created_at", "pk")
+
+
+@dataclass(frozen=True)
+class BoardsOverview:
+    """The Boards page: live boards oldest first, archived ones apart, newest archived first, each
+    with its number of open tasks (Backlog, Todo, Doing)."""
+
+    live: list[Board]
+    archived: list[Board]
+
+    @property
+    def last_live(self) -> bool:
+        return len(self.live) <= 1
+
+
+def boards_overview(workspace: Workspace) -> BoardsOverview:
+    open_tasks = Count("tasks", filter=Q(tasks__column__in=(Column.BACKLOG, Column.TODO, Column.DOING)))
+    rows = Board.objects.filter(workspace=workspace).annotate(open_tasks=open_tasks)
+    return BoardsOverview(
+        live=list(rows.filter(archived_at=None).order_by("created_at", "pk")),
+        archived=list(rows.exclude(archived_at=None).order_by("-archived_at", "-pk")),
+    )
 
 
 def holding_runs(now: datetime) -> QuerySet[Run]:

@@ -1,4 +1,4 @@
-"""Listings: the workspace's boards, and its tasks a page at a time (cursor pagination).
+"""Listings: the workspace's live boards, and its tasks a page at a time (cursor pagination).
 
 The cursor is opaque to callers: the last task id of the page, encoded. Pages are in id order,
 so a task created while a caller pages appears on a later page, and none is seen twice.
@@ -14,7 +14,7 @@ from typing import Any
 from accounts.models import Workspace
 from boards.access import access_board
 from boards.models import Board, Column, Task
-from boards.payloads import task_payload
+from boards.payloads import board_payload, task_payload
 from boards.selectors.board import boards_of
 from weft.errors import invalid_argument
 from weft.hints import Hint, fix, next_
@@ -30,7 +30,7 @@ class BoardsResult:
     hint: Hint
 
     def payload(self) -> dict[str, Any]:
-        return {"boards": [{"id": b.pk, "name": b.name} for b in self.boards]}
+        return {"boards": [board_payload(b) for b in self.boards]}
 
     def summary(self) -> str:
         return f"{len(self.boards)} board(s)."
@@ -89,6 +89,8 @@ def tasks_page(
     rows = Task.objects.filter(workspace=workspace, column__in=LISTED)
     if boardId is not None:
         rows = rows.filter(board=access_board(workspace, boardId))
+    else:
+        rows = rows.filter(board__archived_at=None)  # an archived board's tasks only when it is named
     if column is not None:
         rows = rows.filter(column=column)
     if priority is not None:

@@ -326,7 +326,8 @@ def search_tasks(*, workspace: Workspace, query: str, limit: int = 20) -> Search
     # Only the first words count: a query of hundreds of terms costs every tenant database time.
     text = " ".join(text.split()[: limits.SEARCH_TERMS])
     limit = max(1, min(int(limit), limits.SEARCH_LIMIT))
-    base = Task.objects.filter(workspace=workspace).exclude(column=Column.TRASH)
+    # An archived board's tasks are out of the agents' view.
+    base = Task.objects.filter(workspace=workspace, board__archived_at=None).exclude(column=Column.TRASH)
     found: list[Task]
     if db_connection.vendor == "postgresql":
         from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector

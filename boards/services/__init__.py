@@ -1,6 +1,7 @@
 """Board writes, one transaction each, keyword-only arguments.
 
-Split by subdomain: `board` (boards and tasks), `trash`, `claim` (taking a task), `runs` (a run's
+Split by subdomain: `board` (the default board and tasks), `boards_manage` (a workspace's
+boards: create, rename, archive, restore), `trash`, `claim` (taking a task), `runs` (a run's
 lease-guarded writes and the lease sweep), `delivery` (answers and approvals handed over once),
 `inbox` (a person's decisions), `comments`, `work` (get_my_work, which hands answers over),
 `next_task` (complete_task's startNext), `bulk` (the list view's bulk actions), `person` (a
@@ -14,6 +15,7 @@ from boards.services.board import (
     task_move,
     task_update,
 )
+from boards.services.boards_manage import board_archive, board_create, board_rename, board_restore
 from boards.services.bulk import BULK_TASKS, tasks_bulk
 from boards.services.claim import task_claim
 from boards.services.comments import comment_add
@@ -32,7 +34,11 @@ from boards.services.work import work_for_connection
 __all__ = [
     "BULK_TASKS",
     "PERSON_LEASE",
+    "board_archive",
+    "board_create",
     "board_default",
+    "board_rename",
+    "board_restore",
     "comment_add",
     "inbox_decide",
     "inbox_undo_drop",

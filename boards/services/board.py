@@ -48,8 +48,8 @@ EDITABLE_FIELDS = (
 
 
 def board_default(*, workspace: Workspace) -> Board:
-    """The workspace's first board, created on demand."""
-    board = Board.objects.filter(workspace=workspace).order_by("pk").first()
+    """The workspace's first live board, created on demand."""
+    board = Board.objects.filter(workspace=workspace, archived_at__isnull=True).order_by("pk").first()
     if board is None:
         board = Board.objects.create(workspace=workspace, name="Board")
     return board
@@ -188,6 +188,12 @@ def _require_board_in(workspace: Workspace, board: Board | None) -> None:
             f"board {board.pk} does not exist in this workspace",
             details={"kind": "board", "id": str(board.pk)},
             fix=fix("get_board_state"),
+        )
+    if board is not None and board.archived_at is not None:
+        raise invalid_argument(
+            "boardId",
+            f"board {board.pk} ({board.name}) is archived and takes no new tasks; a person restores it first",
+            fix_hint=fix("get_board_state"),
         )
 
 

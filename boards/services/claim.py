@@ -3,8 +3,8 @@
 1. `_resumed` — the task's live run (`_holders_run`): an expired one is expired first; the
    caller's own is resumed (`_resume`, judged once more if it changed meanwhile); another
    holder's refuses the claim as already_claimed.
-2. `_admit` — the task may be started: Backlog or Todo (Done with an approved step), and the
-   workspace's attention has room unless an approved step is being started.
+2. `_admit` — the task may be started: on a live board, in Backlog or Todo (Done with an approved
+   step), and the workspace's attention has room unless an approved step is being started.
 3. `_take` — the claim itself: a conditional UPDATE of the task on (epoch, column) that must
    change exactly one row; concurrent claimers queue on the row lock and all but the first then
    match nothing (`_after_lost_race`).
@@ -44,7 +44,7 @@ from boards.services.common import (
 from boards.services.delivery import deliver_answers, mark_delivered, valid_approval
 from weft.errors import WeftError, invalid_argument
 from weft.events import emit
-from weft.hints import Hint, next_
+from weft.hints import Hint, fix, next_
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def task_claim(
 
 def _claim(claimer: _Claimer, task_id: Any) -> ClaimResult:
     now = clock.db_now()
-    task = access_task(claimer.workspace, task_id)
+    task = access_task(claimer.workspace, task_id, with_board=True)
     resumed = _resumed(claimer, task, now)
     if resumed is not None:
         return resumed
@@ -147,6 +147,14 @@ def _holders_run(claimer: _Claimer, task: Task, now: datetime) -> Run | None:
 
 def _admit(claimer: _Claimer, task: Task, now: datetime) -> Approval | None:
     """Refuse a task that cannot be started now; the approval the claim starts on, if any."""
+    if task.board.archived_at is not None:
+        # Held work goes on (`_resumed` ran first); an archived board's tasks are not started anew.
+        raise invalid_argument(
+            "id",
+            f"task {task.pk} is on board {task.board.name}, which is archived; a person restores the board"
+            " before its tasks are started",
+            fix_hint=fix("get_my_work"),
+        )
     approval = valid_approval(task=task, connection=claimer.connection, now=now)
     startable = task.column in CLAIMABLE_COLUMNS or (approval is not None and task.column == Column.DONE)
     if not startable:

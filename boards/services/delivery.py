@@ -61,16 +61,17 @@ def deliver_answers(
 
 def pending_answers(connection: AgentConnection) -> QuerySet[Question]:
     """This connection's answered questions not yet handed over (unlocked: a read)."""
-    return Question.objects.select_related("task", "run").filter(
+    return Question.objects.select_related("task__board", "run").filter(
         connection=connection, state=QuestionState.ANSWERED, delivered_at=None
     )
 
 
 def valid_approvals(connection: AgentConnection, now: datetime) -> QuerySet[Approval]:
-    """This connection's unused, unexpired approvals, oldest first (unlocked: a read)."""
-    return Approval.objects.filter(connection=connection, used_at=None, expires_at__gt=now).order_by(
-        "created_at", "pk"
-    )
+    """This connection's unused, unexpired approvals, oldest first (unlocked: a read); those of an
+    archived board's tasks wait, undelivered, until the board is restored."""
+    return Approval.objects.filter(
+        connection=connection, used_at=None, expires_at__gt=now, task__board__archived_at=None
+    ).order_by("created_at", "pk")
 
 
 def valid_approval(*, task: Task, connection: AgentConnection | None, now: datetime) -> Approval | None:

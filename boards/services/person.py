@@ -95,6 +95,11 @@ def _start(task: Task, user: User) -> PersonRun:
         if not holds(user, live):
             raise already_claimed(current, live)
         return _renew(live, current, now)
+    if current.board.archived_at is not None:
+        raise invalid_argument(
+            "id",
+            f"task {current.pk} is on board {current.board.name}, which is archived; restore the board first",
+        )
     if current.column not in CLAIMABLE_COLUMNS:
         where = current.get_column_display()
         raise invalid_argument(

@@ -37,7 +37,9 @@ def _best_next(workspace_id: int, *, skip_locked: bool = False) -> Task | None:
     locked, where the database can (PostgreSQL): agents that finish at once each get a different
     task instead of all racing for the first and all but one answering already_claimed.
     """
-    rows = Task.objects.filter(workspace_id=workspace_id, column=Column.TODO)
+    # An archived board's tasks are never offered: the join reads the board by its key per row of
+    # the `task_best_next` index, which the scan walks in order until the first live one.
+    rows = Task.objects.filter(workspace_id=workspace_id, column=Column.TODO, board__archived_at=None)
     if skip_locked and db_connection.features.has_select_for_update_skip_locked:
         rows = rows.select_for_update(skip_locked=True, of=("self",))
     return rows.order_by("-priority", F("due_at").asc(nulls_last=True), "position", "pk").first()
@@ -85,7 +87,7 @@ def _work_hint(
     if approvals:
         return next_("start_task", {"id": approvals[0].task_id})
     for question in answers:
-        if question.task.column in (Column.TODO, Column.BACKLOG):
+        if question.task.column in (Column.TODO, Column.BACKLOG) and question.task.board.archived_at is None:
             return next_("start_task", {"id": question.task_id})
     if attention.full:
         return attention_wait(attention)
@@ -197,6 +199,7 @@ def _due(workspace_id: int, at: datetime) -> list[Task]:
         Task.objects.filter(
             workspace_id=workspace_id,
             column__in=OPEN_COLUMNS,
+            board__archived_at=None,
             due_at__isnull=False,
             due_at__lte=at + DUE_SOON,
         ).order_by("due_at", "pk")[:20]

@@ -242,3 +242,19 @@ def test_a_person_and_an_agent_racing_to_start_give_one_winner(on_postgres, pro,
         Run.objects.filter(task=task).update(state=RunState.RELEASED)
         Task.objects.filter(pk=task.pk).update(column=Column.DONE)
     assert sum(winners.values()) == ROUNDS
+
+
+def test_a_person_cannot_start_a_task_of_an_archived_board(alice, ws_a):
+    from accounts.models import Seat
+    from boards.services import board_archive, board_create, board_default
+    from weft.errors import WeftError
+
+    seat = Seat.objects.get(workspace=ws_a, user=alice)
+    board_default(workspace=ws_a)
+    spare = board_create(workspace=ws_a, name="Spare", by_seat=seat)
+    task = task_create(workspace=ws_a, title="On the spare board", by_user=alice, board=spare).task
+    board_archive(board=spare, by_seat=seat)
+    with pytest.raises(WeftError) as refused:
+        person_start(task=Task.objects.get(pk=task.pk), user=alice)
+    assert refused.value.code == "invalid_argument" and "archived" in str(refused.value)
+    assert Task.objects.get(pk=task.pk).column == Column.TODO

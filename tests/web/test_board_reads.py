@@ -49,7 +49,11 @@ def test_it_creates_the_first_board_with_the_first_task(as_alice, ws_a):
     assert response.status_code == 302
     board = Board.objects.get(workspace=ws_a)
     assert Task.objects.get(title="First task").board == board
-    assert board_state(workspace=ws_a).payload()["board"] == {"id": board.pk, "name": board.name}
+    assert board_state(workspace=ws_a).payload()["board"] == {
+        "id": board.pk,
+        "name": board.name,
+        "archived": False,
+    }
 
 
 @pytest.mark.usefixtures("moving_clock")

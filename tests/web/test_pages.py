@@ -92,6 +92,15 @@ def _board(world: World) -> str:
     return world.w("board/")
 
 
+def _boards(world: World) -> str:
+    services.task_create(workspace=world.ws, title="Plan the 1.4 release", by_user=world.alice)
+    for name in ("Ops", "Website relaunch"):
+        services.board_create(workspace=world.ws, name=name, by_seat=world.seat)
+    old = services.board_create(workspace=world.ws, name="Conference 2026", by_seat=world.seat)
+    services.board_archive(board=old, by_seat=world.seat)
+    return world.w("boards/")
+
+
 def _members(world: World) -> str:
     invitation_create(workspace=world.ws, invited_by=world.alice, email="dana@example.com", by=world.seat)
     return world.w("members/")
@@ -180,6 +189,7 @@ PAGES: dict[str, tuple[str, bool, Callable[[World], str]]] = {
     "task": ("boards:task", True, _task_page),
     "inbox": ("boards:inbox", True, _inbox),
     "trash": ("boards:trash", True, _trash),
+    "boards": ("boards:boards", True, _boards),
     "members": ("workspace_members", True, _members),
     "invitation": ("invite_accept", True, _invite),
     "plan": ("workspace_plan", True, _ws("plan/")),
@@ -256,6 +266,10 @@ EXCLUDED: dict[str, str] = {
             "member_role",
             "member_remove",
             "invitation_revoke",
+            "boards:board_create",
+            "boards:board_rename",
+            "boards:board_archive",
+            "boards:board_restore",
             "boards:task_create",
             "boards:task_edit",
             "boards:comment_add",
