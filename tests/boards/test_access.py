@@ -58,7 +58,7 @@ def b_connection(ws_b, carol) -> AgentConnection:
     return AgentConnection.objects.create(workspace=ws_b, user=carol, name="Codex")
 
 
-HELPERS = {
+HELPERS: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
     "task": (access_task, lambda ws, conn, user: task_create(workspace=ws, title="T", by_user=user).task.pk),
     "board": (access_board, lambda ws, conn, user: board_default(workspace=ws).pk),
     "inbox_item": (access_inbox_item, lambda ws, conn, user: make_review(ws, conn).pk),
