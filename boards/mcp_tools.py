@@ -265,9 +265,22 @@ async def get_board_state(
         int | None,
         Field(ge=1, le=limits.ID_MAX, description="A board's id; the workspace's first board if omitted."),
     ] = None,
+    cursor: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            max_length=limits.BOARD_CURSOR,
+            description=f"A column's nextCursor from an earlier answer: that column's next page only"
+            f" ({limits.BOARD_PAGE} tasks a page).",
+        ),
+    ] = None,
 ) -> Annotated[CallToolResult, HintedOutput]:
-    """The board's columns (Backlog, Todo, Doing, Done) with their tasks, holders and leases."""
-    return await call_as_connection(lambda c: selectors.board_state(workspace=c.workspace, board_id=boardId))
+    """The board's columns (Backlog, Todo, Doing, Done) with their tasks, holders and leases: a page of
+    each column in board order, each column's count and, where it holds more, a nextCursor that
+    reads its next page."""
+    return await call_as_connection(
+        lambda c: selectors.board_state(workspace=c.workspace, board_id=boardId, cursor=cursor)
+    )
 
 
 async def get_task(id: TaskId) -> Annotated[CallToolResult, HintedOutput]:
