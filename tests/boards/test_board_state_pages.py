@@ -111,7 +111,8 @@ def test_another_workspaces_board_is_refused_with_or_without_a_cursor(ws_a, ws_b
             board_state(workspace=ws_b, **arguments)
         assert refused.value.code == "not_found"
     # B's own board after A's cursor: B's tasks only (none here), nothing of A's.
-    assert board_state(workspace=ws_b, board_id=board_b.pk, cursor=cursor).payload()["columns"] == {"todo": []}
+    own = board_state(workspace=ws_b, board_id=board_b.pk, cursor=cursor)
+    assert own.payload()["columns"] == {"todo": []}
 
 
 @pytest.mark.parametrize(
