@@ -267,17 +267,10 @@ async def get_board_state(
     ] = None,
     cursor: Annotated[
         str | None,
-        Field(
-            min_length=1,
-            max_length=limits.BOARD_CURSOR,
-            description=f"A column's nextCursor from an earlier answer: that column's next page only"
-            f" ({limits.BOARD_PAGE} tasks a page).",
-        ),
+        Field(max_length=limits.BOARD_CURSOR, description="A column's nextCursor: its next page."),
     ] = None,
 ) -> Annotated[CallToolResult, HintedOutput]:
-    """The board's columns (Backlog, Todo, Doing, Done) with their tasks, holders and leases: a page of
-    each column in board order, each column's count and, where it holds more, a nextCursor that
-    reads its next page."""
+    """The board's columns (Backlog, Todo, Doing, Done), a page each: holders, leases, counts."""
     return await call_as_connection(
         lambda c: selectors.board_state(workspace=c.workspace, board_id=boardId, cursor=cursor)
     )

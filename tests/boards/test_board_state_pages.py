@@ -118,6 +118,7 @@ def test_another_workspaces_board_is_refused_with_or_without_a_cursor(ws_a, ws_b
 @pytest.mark.parametrize(
     "cursor",
     [
+        "",
         "zz",
         "abc",
         b"todo:1.0".hex(),
