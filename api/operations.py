@@ -190,7 +190,9 @@ def _answer(c: AgentConnection, a: dict[str, Any]) -> Any:
 RUNNERS: dict[str, Runner] = {
     "get_my_work": lambda c, a: services.work_for_connection(connection=c),
     "list_boards": lambda c, a: listing.boards_list(workspace=c.workspace),
-    "get_board_state": lambda c, a: selectors.board_state(workspace=c.workspace, board_id=a.get("boardId")),
+    "get_board_state": lambda c, a: selectors.board_state(
+        workspace=c.workspace, board_id=a.get("boardId"), cursor=a.get("cursor")
+    ),
     "list_tasks": lambda c, a: listing.tasks_page(workspace=c.workspace, **a),
     "create_task": _create_task,
     "search": lambda c, a: selectors.search_tasks(workspace=c.workspace, query=a["query"], limit=a["limit"]),

@@ -39,6 +39,10 @@ LEASE_TOKEN = 200
 RUN_ID = 100
 REVIEW_MINUTES_MIN = 1
 REVIEW_MINUTES_MAX = 480
+# get_board_state: tasks per column in one answer, how far a column's count goes, a cursor's size.
+BOARD_PAGE = 50
+BOARD_COUNT_MAX = 1_000
+BOARD_CURSOR = 120
 # Ids are 64-bit in the database; anything larger cannot name a row.
 ID_MAX = 2**63 - 1
 # Due dates every reader can show: Python's datetime stops at year 9999 and PostgreSQL keeps

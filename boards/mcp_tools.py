@@ -265,9 +265,15 @@ async def get_board_state(
         int | None,
         Field(ge=1, le=limits.ID_MAX, description="A board's id; the first live board if omitted."),
     ] = None,
+    cursor: Annotated[
+        str | None,
+        Field(max_length=limits.BOARD_CURSOR, description="A column's nextCursor: its next page."),
+    ] = None,
 ) -> Annotated[CallToolResult, HintedOutput]:
-    """The board's columns (Backlog, Todo, Doing, Done) with their tasks, holders and leases."""
-    return await call_as_connection(lambda c: selectors.board_state(workspace=c.workspace, board_id=boardId))
+    """The board's columns (Backlog, Todo, Doing, Done), a page each: holders, leases, counts."""
+    return await call_as_connection(
+        lambda c: selectors.board_state(workspace=c.workspace, board_id=boardId, cursor=cursor)
+    )
 
 
 async def get_task(id: TaskId) -> Annotated[CallToolResult, HintedOutput]:

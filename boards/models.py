@@ -93,7 +93,16 @@ class Task(models.Model):
     class Meta:
         indexes = [
             models.Index(fields=["workspace", "column", "priority"]),
-            models.Index(fields=["board", "column", "position"]),
+            # A column in board order: get_board_state's pages by keyset on (position, id), the
+            # web board's columns, a column's count.
+            models.Index(fields=["board", "column", "position", "id"], name="task_board_order"),
+            # get_my_work's overdue and due-soon tasks, read soonest first with LIMIT: only open
+            # tasks with a due date are in it, however many tasks the workspace holds.
+            models.Index(
+                fields=["workspace", "due_at", "id"],
+                condition=models.Q(column__in=["backlog", "todo", "doing"], due_at__isnull=False),
+                name="task_due_open",
+            ),
             # get_my_work's best next task and startNext's pick, read in this order with LIMIT 1:
             # the first row of the index, however many tasks wait in Todo.
             models.Index(

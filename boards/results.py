@@ -10,12 +10,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from boards import attention as attention_rules
+from boards.board_page import BoardStateResult as BoardStateResult  # get_board_state's, by page
 from boards.lease import RENEW_EVERY_SECONDS
-from boards.models import Approval, Board, InboxItem, Question, Report, Run, Task
+from boards.models import Approval, InboxItem, Question, Report, Run, Task
 from boards.news import News
 from boards.payloads import (
     approval_payload,
-    board_payload,
     holder_name,
     inbox_item_payload,
     iso,
@@ -322,38 +322,6 @@ class WorkResult:
             lines.append(f"Best next task: {self.best.pk} ({self.best.title}).")
         lines.extend(f"News: {item.summary}" for item in self.news)
         return "\n".join(lines)
-
-
-@dataclass
-class BoardStateResult:
-    """board_state; `board` is None while the workspace has no board (its first task creates one)."""
-
-    board: Board | None
-    columns: dict[str, list[Task]]
-    holders: dict[int, Run]
-    in_review: set[int]
-    hint: Hint
-
-    def payload(self) -> dict[str, Any]:
-        def task_row(task: Task) -> dict[str, Any]:
-            run = self.holders.get(task.pk)
-            return {
-                **task_payload(task),
-                "heldBy": holder_name(run) if run else None,
-                "leaseExpiresAt": iso(run.lease_expires_at) if run else None,
-                "inReview": task.pk in self.in_review,
-            }
-
-        return {
-            "board": board_payload(self.board) if self.board else None,
-            "columns": {name: [task_row(t) for t in tasks] for name, tasks in self.columns.items()},
-        }
-
-    def summary(self) -> str:
-        if self.board is None:
-            return "No board yet: the first task created makes one."
-        counts = ", ".join(f"{name} {len(tasks)}" for name, tasks in self.columns.items())
-        return f"Board {self.board.name}{' (archived)' if self.board.archived_at else ''}: {counts}."
 
 
 @dataclass

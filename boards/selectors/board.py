@@ -12,15 +12,15 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Case, Count, F, Prefetch, Q, QuerySet, When
+from django.db.models.fields.tuple_lookups import Tuple, TupleGreaterThan
 from django.db.models.functions import Lower
 
 from accounts.models import Workspace
-from boards import clock, queries
+from boards import clock, limits, queries
 from boards.access import access_board
+from boards.board_page import After, BoardStateResult, ColumnPage, board_hint, decode_cursor
 from boards.models import BOARD_COLUMNS, Approval, Board, Column, InboxItem, InboxKind, Run, Task
 from boards.payloads import holder_name
-from boards.results import BoardStateResult
-from weft.hints import next_
 
 # A card's lease shows as running low below this much time left.
 LEASE_LOW = timedelta(minutes=5)
@@ -264,15 +264,15 @@ def board_rows(
     return [_card(task, now, waiting) for task in tasks]
 
 
-def board_state(*, workspace: Workspace, board_id: Any = None) -> BoardStateResult:
-    """The board's four columns with who holds what (expired leases are not held)."""
+def board_state(*, workspace: Workspace, board_id: Any = None, cursor: str | None = None) -> BoardStateResult:
+    """The board's four columns, a page each, with who holds what (expired leases are not held);
+    after a `cursor`, the next page of the column it names."""
+    after = decode_cursor(cursor, board_id) if cursor is not None else None
     now = clock.db_now()
     board = board_for_read(workspace, board_id)
-    columns: dict[str, list[Task]] = {str(c): [] for c in BOARD_COLUMNS}
-    if board is not None:
-        for task in Task.objects.filter(board=board, column__in=BOARD_COLUMNS).order_by("position", "pk"):
-            columns[task.column].append(task)
-    doing = columns[Column.DOING]
+    names = [after.column] if after is not None else [str(c) for c in BOARD_COLUMNS]
+    pages = {name: _column_page(board, name, after) for name in names}
+    doing = pages[Column.DOING].tasks if Column.DOING in pages else []
     holders = {run.task_id: run for run in holding_runs(now).filter(task__in=doing)} if doing else {}
     in_review = (
         set(
@@ -283,8 +283,40 @@ def board_state(*, workspace: Workspace, board_id: Any = None) -> BoardStateResu
         if doing
         else set()
     )
+    paged = after is not None
     return BoardStateResult(
-        board=board, columns=columns, holders=holders, in_review=in_review, hint=next_("get_my_work")
+        board=board,
+        pages=pages,
+        holders=holders,
+        in_review=in_review,
+        hint=board_hint(board, pages, paged=paged),
+        paged=paged,
+    )
+
+
+def _column_page(board: Board | None, column: str, after: After | None) -> ColumnPage:
+    """One column's tasks in board order after `after` (from the start without), one page of them.
+
+    A keyset read on the (board, column, position, id) index: LIMIT page + 1 rows however long the
+    column; the column is counted (up to BOARD_COUNT_MAX + 1 rows) only when the page is full."""
+    if board is None:
+        return ColumnPage(tasks=[], count=0, exact=True, next_cursor=None)
+    rows = Task.objects.filter(board=board, column=column)
+    start = rows
+    if after is not None:
+        start = rows.filter(TupleGreaterThan(Tuple(F("position"), F("id")), (after.position, after.id)))
+    limit = limits.BOARD_PAGE
+    found = list(start.order_by("position", "pk")[: limit + 1])
+    tasks = found[:limit]
+    if len(found) <= limit and after is None:
+        return ColumnPage(tasks=tasks, count=len(tasks), exact=True, next_cursor=None)
+    counted = rows.order_by()[: limits.BOARD_COUNT_MAX + 1].count()
+    more = len(found) > limit
+    return ColumnPage(
+        tasks=tasks,
+        count=min(counted, limits.BOARD_COUNT_MAX),
+        exact=counted <= limits.BOARD_COUNT_MAX,
+        next_cursor=After(column, tasks[-1].position, tasks[-1].pk).encode() if more else None,
     )
 
 

@@ -28,6 +28,7 @@ from weft.hints import DONE, Hint, next_, wait
 
 DUE_SOON = timedelta(hours=24)
 OPEN_COLUMNS = (Column.BACKLOG, Column.TODO, Column.DOING)
+RUN_FIELDS = [f.name for f in Run._meta.concrete_fields]
 
 
 def _best_next(workspace_id: int, *, skip_locked: bool = False) -> Task | None:
@@ -46,11 +47,17 @@ def _best_next(workspace_id: int, *, skip_locked: bool = False) -> Task | None:
 
 
 def _held(connection: AgentConnection, at: datetime) -> list[Run]:
-    return list(
-        Run.objects.select_related("task", "connection")
+    """The connection's live runs. Of each task only its title is read, and the connection is the
+    caller's own, attached rather than joined: a held run costs one narrow row."""
+    runs = list(
+        Run.objects.select_related("task")
+        .only(*RUN_FIELDS, "task__title")
         .filter(queries.held(at), connection=connection)
         .order_by("lease_expires_at", "pk")
     )
+    for run in runs:
+        run.connection = connection
+    return runs
 
 
 def _waiting(connection: AgentConnection, at: datetime) -> list[InboxItem]:

@@ -237,6 +237,10 @@ def valid(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> st.SearchStrate
     if "anyOf" in schema:
         return st.one_of([valid(option, defs) for option in schema["anyOf"]])
     kind = schema.get("type")
+    if isinstance(kind, list) and len(kind) > 1:
+        # tools/list writes `anyOf [X, null]` as `"type": [kind, "null"]` (weft/mcp/schemas.py).
+        branches = [st.none() if one == "null" else valid({**schema, "type": one}, defs) for one in kind]
+        return st.one_of(branches)
     if kind == "object":
         props = schema.get("properties", {})
         required = set(schema.get("required", []))
