@@ -161,9 +161,8 @@ def test_a_completion_is_one_statement_and_writes_as_the_orm_path(
         "not_accepted",
         "verification",
     )
-    assert [[getattr(r, f) for f in fields] + [r.verification_passed] for r in reports][0] == [
-        getattr(reports[1], f) for f in fields
-    ] + [reports[1].verification_passed]
+    orm_report, sql_report = ([getattr(r, f) for f in (*fields, "verification_passed")] for r in reports)
+    assert sql_report == orm_report
     orm_events = [(e.type, e.epoch) for e in _events_of(a.run.run_id, *_items(one))]
     assert [(e.type, e.epoch) for e in _events_of(b.run.run_id, *_items(two))] == orm_events
     (done_event,) = [e for e in _events_of(b.run.run_id) if e.type == "run.completed"]
