@@ -162,10 +162,10 @@ def claim(*, workspace_id: int, task_id: Any, connection_id: int) -> tuple[Task,
     """The fresh claim of `task_id` by an agent connection, if the state is the common one:
     the task (now Doing, epoch bumped) and its new run; None, having changed nothing, otherwise."""
     try:
-        pk = int(task_id)
-    except (TypeError, ValueError):
+        pk = int(str(task_id).strip())  # as `access._int_id` reads an id; anything else is its refusal
+    except ValueError:
         return None
-    if isinstance(task_id, bool) or not 0 < pk < 2**63:
+    if not 0 < pk < 2**63:
         return None
     run_id = uuid.uuid4()
     params = _claim_params(workspace_id=workspace_id, task_id=pk, connection_id=connection_id, run_id=run_id)

@@ -201,3 +201,18 @@ def test_a_completion_with_a_wrong_token_changes_nothing_and_is_lease_lost(agent
     assert Run.objects.get(pk=claim.run.pk).state == "active" and not Report.objects.exists()
     assert [e.type for e in _events_of(claim.run.run_id)] == ["run.started"]
     events.relay()
+
+
+@pytest.mark.parametrize(
+    "ident", [float, lambda pk: pk + 0.5, lambda pk: f"{pk}.0", lambda pk: True, lambda pk: f" {pk} "]
+)
+def test_an_id_is_read_by_the_statement_as_the_orm_path_reads_it(agent, task, ident):
+    """A float or a bool never names a task; digits with spaces around do (access._int_id)."""
+    given = ident(task.pk)
+    if isinstance(given, str) and "." not in given:
+        assert task_claim(task_id=given, connection=agent).task.pk == task.pk
+    else:
+        from tests.boards.helpers import refused
+
+        refused("not_found", task_claim, task_id=given, connection=agent)
+        assert not Run.objects.exists()
