@@ -246,7 +246,8 @@ def test_the_completion_statement_completes_exactly_when_the_lease_is_held_and_g
             Run.objects.filter(pk=run.pk).update(approval=Approval.objects.get(task=task))
         before = (Report.objects.count(), InboxItem.objects.count(), Event.objects.count())
         lists = {"artifacts": [], "claims": [], "not_done": [], "unknowns": [], "not_accepted": not_accepted}
-        verification, passed = [], None
+        verification: list[dict[str, Any]] = []
+        passed: bool | None = None
 
         done = fast.complete(
             workspace_id=w.ws.pk,

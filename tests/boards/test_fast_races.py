@@ -27,7 +27,11 @@ def _claimed(pro: Any, alice: Any, agent: AgentConnection, n: int) -> Any:
 def test_8_threads_completing_one_run_complete_it_once(pro, alice, agent):
     for n in range(ROUNDS):
         claim = _claimed(pro, alice, agent, n)
-        outcomes = race(range(8), lambda _, c=claim, k=n: complete(c, outcome=f"done {k}"))
+
+        def done(_: object, c: Any = claim, k: int = n) -> Any:
+            return complete(c, outcome=f"done {k}")
+
+        outcomes = race(range(8), done)
         assert codes(outcomes) == {"CompleteResult": 1, "lease_lost": 7}, outcomes
         assert Report.objects.filter(run=claim.run).count() == 1
         assert Event.objects.filter(entity_id=str(claim.run.run_id), type="run.completed").count() == 1
@@ -35,12 +39,14 @@ def test_8_threads_completing_one_run_complete_it_once(pro, alice, agent):
 
 
 def test_a_completion_and_a_release_at_once_keep_exactly_one_of_them(pro, alice, agent):
-    seen = set()
+    seen: set[str] = set()
     for n in range(ROUNDS):
         claim = _claimed(pro, alice, agent, n)
-        outcomes = race(
-            ["complete", "release"], lambda act, c=claim: (complete if act == "complete" else release)(c)
-        )
+
+        def act(what: str, c: Any = claim) -> Any:
+            return complete(c) if what == "complete" else release(c)
+
+        outcomes = race(["complete", "release"], act)
         won = codes(outcomes)
         assert won["lease_lost"] == 1 and won["CompleteResult"] + won["RunResult"] == 1, outcomes
         run, task = Run.objects.get(pk=claim.run.pk), Task.objects.get(pk=claim.task.pk)
