@@ -5,15 +5,15 @@
    holder's refuses the claim as already_claimed.
 2. `_admit` — the task may be started: Backlog or Todo (Done with an approved step), and the
    workspace's attention has room unless an approved step is being started.
-On PostgreSQL an agent's claim first tries the common case as one statement (`fast.claim`: a
-free task, no approval or answer to hand over, room in the attention budget — steps 2 to 4 at
-once); when the state is any other, that statement changes nothing and the steps below run.
-
 3. `_take` — the claim itself: a conditional UPDATE of the task on (epoch, column) that must
    change exactly one row; concurrent claimers queue on the row lock and all but the first then
    match nothing (`_after_lost_race`).
 4. `_started` — the run is inserted (guarded by the unique partial index `one_live_run_per_task`;
    a refusal there is already_claimed too), with its context (`_context`) and its event.
+
+On PostgreSQL an agent's claim first tries the common case as one statement (`fast.claim`: a
+free task, no approval or answer to hand over, room in the attention budget — steps 2 to 4 at
+once); when the state is any other, that statement changes nothing and the steps run.
 
 The lease itself is the pure rules' (`lease.claim`, `lease.step`); these steps apply it.
 """

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -28,6 +29,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection as db
+from django.db import transaction
 from django.db.models import Model
 
 from boards import attention, clock, lease
@@ -65,6 +67,15 @@ def _row(model: type[Model], values: tuple[Any, ...]) -> Any:
 
 def _width(model: type[Model]) -> int:
     return len(model._meta.concrete_fields)
+
+
+def _one_row(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
+    """Run one statement. On its own it is its own transaction; inside a caller's (startNext), a
+    savepoint keeps a refusal by the database (the unique live-run index) from aborting it."""
+    with transaction.atomic() if db.in_atomic_block else nullcontext(), db.cursor() as cursor:
+        cursor.execute(sql, params)
+        row: tuple[Any, ...] | None = cursor.fetchone()
+    return row
 
 
 @cache
@@ -169,9 +180,7 @@ def claim(*, workspace_id: int, task_id: Any, connection_id: int) -> tuple[Task,
         return None
     run_id = uuid.uuid4()
     params = _claim_params(workspace_id=workspace_id, task_id=pk, connection_id=connection_id, run_id=run_id)
-    with db.cursor() as cursor:
-        cursor.execute(CLAIM_SQL, params)
-        row = cursor.fetchone()
+    row = _one_row(CLAIM_SQL, params)
     if row is None:
         return None
     schedule_relay()
@@ -294,9 +303,7 @@ def complete(
         next_step=next_step,
         lists=lists,
     )
-    with db.cursor() as cursor:
-        cursor.execute(COMPLETE_SQL, params)
-        row = cursor.fetchone()
+    row = _one_row(COMPLETE_SQL, params)
     if row is None:
         return None
     schedule_relay()
