@@ -11,6 +11,10 @@
 4. `_started` — the run is inserted (guarded by the unique partial index `one_live_run_per_task`;
    a refusal there is already_claimed too), with its context (`_context`) and its event.
 
+On PostgreSQL an agent's claim first tries the common case as one statement (`fast.claim`: a
+free task, no approval or answer to hand over, room in the attention budget — steps 2 to 4 at
+once); when the state is any other, that statement changes nothing and the steps run.
+
 The lease itself is the pure rules' (`lease.claim`, `lease.step`); these steps apply it.
 """
 
@@ -28,9 +32,10 @@ from accounts.models import AgentConnection, User, Workspace
 from boards import attention as attention_rules
 from boards import clock, lease
 from boards.access import access_task
-from boards.models import Approval, Column, InboxItem, ProgressNote, Run, Task
+from boards.models import Approval, Column, InboxItem, ProgressNote, Question, Run, Task
 from boards.payloads import iso, question_payload
 from boards.results import ClaimResult
+from boards.services import fast
 from boards.services.common import (
     CLAIMABLE_COLUMNS,
     already_claimed,
@@ -79,9 +84,13 @@ def task_claim(
         raise ValueError("task_claim by a person needs the workspace")
     if connection is not None:
         require_active_workspace(ws)
+    claimer = _Claimer(ws, connection, user)
     try:
+        started = _fast_claim(claimer, task_id)
+        if started is not None:
+            return started
         with transaction.atomic():
-            return _claim(_Claimer(ws, connection, user), task_id)
+            return _claim(claimer, task_id)
     except IntegrityError:
         # The unique partial index refused a second live run: another claimer won the race.
         task = access_task(ws, task_id)
@@ -99,6 +108,31 @@ def _claim(claimer: _Claimer, task_id: Any) -> ClaimResult:
     if not _take(claimer, task, started, now):
         return _after_lost_race(claimer, task, now)
     return _started(claimer, task, started, approval, now)
+
+
+def _fast_claim(claimer: _Claimer, task_id: Any) -> ClaimResult | None:
+    """The common claim in one statement (PostgreSQL, an agent); None when it does not apply.
+
+    One statement is one transaction of its own: the relay runs when it commits."""
+    if claimer.connection is None or not fast.enabled() or not _steps_as_written():
+        return None
+    claimed = fast.claim(
+        workspace_id=claimer.workspace.pk, task_id=task_id, connection_id=claimer.connection.pk
+    )
+    if claimed is None:
+        return None
+    task, run = claimed
+    token = lease_token_for(run_id=run.run_id, epoch=run.epoch)
+    context = _context_of(task, run, approval=None, answers=[])
+    return ClaimResult(
+        run=run, task=task, lease_token=token, context=context, resumed=False, hint=_hint(run, token)
+    )
+
+
+def _steps_as_written() -> bool:
+    """The statement is `_admit`, `_take` and `_started` at once: when one of them is replaced at
+    run time (a test that puts a rival write between two of them), the steps run one by one."""
+    return (_admit, _take, _started) == _STEPS
 
 
 def _live_run(task: Task) -> Run | None:
@@ -303,10 +337,16 @@ def _context(
 ) -> dict[str, Any]:
     """What the agent needs to pick the task up: description, last run, rework notes, approved
     step, answers (the approval and the answers are delivered by this)."""
-    last_notes, rework = _previous_run_notes(task, run)
     if approval is not None and approval.delivered_at is None:
         mark_delivered(approval, now)
     answers = deliver_answers(connection=claimer.connection, task=task, now=now)
+    return _context_of(task, run, approval=approval, answers=answers)
+
+
+def _context_of(
+    task: Task, run: Run, *, approval: Approval | None, answers: list[Question]
+) -> dict[str, Any]:
+    last_notes, rework = _previous_run_notes(task, run)
     return {
         "description": task.description,
         "lastRunNotes": last_notes,
@@ -350,3 +390,6 @@ def _previous_run_notes(task: Task, run: Run) -> tuple[list[str], list[str]]:
         if item.note
     ]
     return last_notes, rework
+
+
+_STEPS = (_admit, _take, _started)

@@ -27,6 +27,7 @@ from boards import clock, evidence, lease, limits
 from boards.models import Approval, Column, InboxItem, InboxKind, ProgressNote, Question, Report, Run, Task
 from boards.payloads import iso
 from boards.results import CompleteResult, QuestionResult, RunResult
+from boards.services import fast
 from boards.services.common import (
     QUESTION_MINUTES,
     expire_run,
@@ -189,8 +190,10 @@ def run_complete(
 
     Evidence that cannot be checked is kept as given, marked unverifiable, listed in the response,
     and sends the task to a person. Only a lease not held, a missing outcome or a value past its
-    limit refuses the call. `start_next_for` (startNext): that connection then starts its next
-    task, once the report has committed (`task_claim_next`)."""
+    limit refuses the call. On PostgreSQL the common completion (no checks, no approved step) is
+    one statement (`fast.complete`); any other runs through the fenced write. `start_next_for`
+    (startNext): that connection then starts its next task, once the report has committed
+    (`task_claim_next`)."""
     require_active_workspace(workspace)
     with within_limits():
         outcome = limits.text("outcome", outcome, limits.OUTCOME, required=True)
@@ -199,14 +202,48 @@ def run_complete(
         lists, not_accepted = evidence.sorted_evidence(
             artifacts=artifacts, claims=claims, not_done=not_done, unknowns=unknowns
         )
+    evidence_given = {**lists, "not_accepted": not_accepted}
+    done = _fast_completed(workspace, run_id, lease_token, outcome, next_step, evidence_given)
+    if done is None:
+        done = _completed(workspace, run_id, lease_token, outcome, next_step, evidence_given)
+    return done.then(task_claim_next(connection=start_next_for)) if start_next_for else done
+
+
+def _fast_completed(
+    workspace: Workspace, run_id: Any, lease_token: str, outcome: str, next_step: str, given: dict[str, Any]
+) -> CompleteResult | None:
+    """The common completion in one statement (PostgreSQL): a held run of a task without checks
+    or an approved step, to Done or to the Inbox; None, having changed nothing, otherwise."""
+    if not fast.enabled():
+        return None
+    verification, passed = evidence.verify([], _usable(given["artifacts"]))
+    done = fast.complete(
+        workspace_id=workspace.pk,
+        run_id=run_id,
+        lease_token=lease_token,
+        outcome=outcome,
+        next_step=next_step,
+        lists={**given, "verification": verification, "passed": passed},
+    )
+    if done is None:
+        return None
+    hint = _completed_hint(done.task, done.item)
+    return CompleteResult(run=done.run, task=done.task, report=done.report, inbox_item=done.item, hint=hint)
+
+
+def _completed(
+    workspace: Workspace, run_id: Any, lease_token: str, outcome: str, next_step: str, given: dict[str, Any]
+) -> CompleteResult:
+    """The completion through the fenced write: every case, every refusal."""
+    not_accepted = given.pop("not_accepted")
     with _fenced_write(
         workspace=workspace, run_id=run_id, lease_token=lease_token, event="complete", end_reason="completed"
     ) as (run, now):
         task = run.task
         report = _report(
-            run, outcome=outcome, next_step=next_step, lists=lists, not_accepted=not_accepted, now=now
+            run, outcome=outcome, next_step=next_step, lists=given, not_accepted=not_accepted, now=now
         )
-        review = task.review_required or report.verification_passed is False or bool(not_accepted)
+        review = needs_review(task, passed=report.verification_passed, not_accepted=not_accepted)
         item = _hand_over(run, report, review=review, now=now)
         emit(
             workspace_id=workspace.pk,
@@ -218,10 +255,20 @@ def run_complete(
         )
         if item is not None:
             _emit_item_created(item)
-    done = CompleteResult(
+    return CompleteResult(
         run=run, task=task, report=report, inbox_item=item, hint=_completed_hint(task, item)
     )
-    return done.then(task_claim_next(connection=start_next_for)) if start_next_for else done
+
+
+def needs_review(task: Task, *, passed: bool | None, not_accepted: list[dict[str, str]]) -> bool:
+    """A completion waits on a person when the task asks for review, a check failed or evidence
+    was not accepted; otherwise the task is Done."""
+    return task.review_required or passed is False or bool(not_accepted)
+
+
+def _usable(artifacts: list[Any]) -> list[Any]:
+    """The artifacts a check may look at: those not marked unverifiable."""
+    return [a for a in artifacts if "unverifiable" not in a]
 
 
 def _completed_hint(task: Task, item: InboxItem | None) -> Hint:
@@ -240,8 +287,7 @@ def _report(
     now: datetime,
 ) -> Report:
     """The completion report, with the task's checks run against its usable artifacts."""
-    usable = [a for a in lists["artifacts"] if "unverifiable" not in a]
-    verification, passed = evidence.verify(run.task.checks, usable)
+    verification, passed = evidence.verify(run.task.checks, _usable(lists["artifacts"]))
     return Report.objects.create(
         workspace_id=run.workspace_id,
         task=run.task,

@@ -1,0 +1,318 @@
+"""The common claim and the common completion as one SQL statement each (PostgreSQL only).
+
+`claim(...)` is a fresh claim of a free task with room in the attention budget; `complete(...)` a
+completion that goes to Done or to the Inbox. Each is one `WITH` statement that checks the
+state, writes the task, the run (and report and review item) and the event rows, and returns
+the rows the answer is built from. When the state is not the common one — the task not free,
+a live run (expired or not), an approval or an answer to hand over, a full Inbox, a run that is
+not held, checks to run, an approved step to use up — the statement changes nothing and returns
+None, and the caller runs its full ORM path, which gives every other answer and refusal.
+
+The rules are the pure modules' (`lease`, `attention`, `queries.waiting`), passed in as values
+(the lease duration, the limits); `tests/boards/test_fast_agreement.py` runs generated states
+through both and shows they agree. The statement runs inside the caller's transaction, and
+every event row it inserts is positioned by the relay after commit (`events.schedule_relay()`).
+The lease token is HMAC(run id, epoch) under the server's key (`common.lease_token_for`): the
+statement computes its hash from the HMAC pads of the derived key, since only it knows the epoch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from contextlib import nullcontext
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cache
+from typing import Any
+
+from django.conf import settings
+from django.db import connection as db
+from django.db import transaction
+from django.db.models import Model
+
+from boards import attention, clock, lease
+from boards.models import Column, InboxItem, InboxKind, InboxState, Report, Run, Task
+from boards.services.common import LEASE_TOKEN_SALT, token_hash
+from weft.events import schedule_relay
+
+_DATABASE_CLOCK = clock.db_now
+LIVE = tuple(sorted(lease.LIVE_STATES))
+CLAIMABLE = (Column.BACKLOG, Column.TODO)
+
+
+def enabled() -> bool:
+    return db.vendor == "postgresql"
+
+
+def _now() -> datetime | None:
+    """None: the statement reads the database's clock. A test that moved the clock
+    (`boards.clock.db_now` patched) has the statement use that instant instead."""
+    return None if clock.db_now is _DATABASE_CLOCK else clock.db_now()
+
+
+def _cols(model: type[Model], alias: str) -> str:
+    return ", ".join(f'{alias}."{f.column}"' for f in model._meta.concrete_fields)
+
+
+def _row(model: type[Model], values: tuple[Any, ...]) -> Any:
+    fields = model._meta.concrete_fields
+    loaded = [
+        f.from_db_value(v, None, db) if hasattr(f, "from_db_value") else v
+        for f, v in zip(fields, values, strict=False)
+    ]
+    return model.from_db(db.alias, [f.attname for f in fields], loaded)
+
+
+def _width(model: type[Model]) -> int:
+    return len(model._meta.concrete_fields)
+
+
+def _one_row(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
+    """Run one statement. On its own it is its own transaction; inside a caller's (startNext), a
+    savepoint keeps a refusal by the database (the unique live-run index) from aborting it."""
+    with transaction.atomic() if db.in_atomic_block else nullcontext(), db.cursor() as cursor:
+        cursor.execute(sql, params)
+        row: tuple[Any, ...] | None = cursor.fetchone()
+    return row
+
+
+@cache
+def _pads(secret: str) -> tuple[bytes, bytes]:
+    """HMAC-SHA256's inner and outer pads of salted_hmac's derived key (`lease_token_for`)."""
+    key = hashlib.sha256(LEASE_TOKEN_SALT.encode() + secret.encode()).digest().ljust(64, b"\0")
+    return bytes(b ^ 0x36 for b in key), bytes(b ^ 0x5C for b in key)
+
+
+def _iso(expr: str) -> str:
+    """SQL for Python's `datetime.isoformat()` of a UTC instant (microseconds only when not 0)."""
+    utc = f"({expr}) AT TIME ZONE 'UTC'"
+    return (
+        f"to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || CASE WHEN to_char({utc}, 'US') = '000000'"
+        f" THEN '' ELSE '.' || to_char({utc}, 'US') END || '+00:00'"
+    )
+
+
+_TOKEN_HASH = (
+    "encode(sha256(convert_to(encode(sha256(%(opad)s || sha256(%(ipad)s || convert_to("
+    "%(run_id)s::text || ':' || task.epoch::text, 'UTF8'))), 'hex'), 'UTF8')), 'hex')"
+)
+
+CLAIM_SQL = f"""
+WITH clock AS (SELECT COALESCE(%(now)s::timestamptz, statement_timestamp()) AS now),
+attention AS (
+    SELECT COUNT(i.id) AS waiting, COALESCE(SUM(i.estimated_minutes), 0) AS minutes,
+           (SELECT COUNT(*) FROM accounts_seat s WHERE s.workspace_id = %(ws)s) AS people
+    FROM clock LEFT JOIN boards_inboxitem i ON i.workspace_id = %(ws)s
+        AND (i.state = %(open)s OR (i.state = %(snoozed)s AND i.snoozed_until <= clock.now))
+),
+free AS (
+    SELECT t.id, t.epoch FROM boards_task t, clock, attention a
+    WHERE t.id = %(task)s AND t.workspace_id = %(ws)s AND t."column" = ANY(%(claimable)s)
+      AND NOT EXISTS (SELECT 1 FROM boards_run r WHERE r.task_id = t.id AND r.state = ANY(%(live)s))
+      AND NOT EXISTS (SELECT 1 FROM boards_approval p WHERE p.task_id = t.id
+                      AND p.connection_id = %(conn)s AND p.used_at IS NULL AND p.expires_at > clock.now)
+      AND NOT EXISTS (SELECT 1 FROM boards_question q WHERE q.task_id = t.id AND q.connection_id = %(conn)s
+                      AND q.state = 'answered' AND q.delivered_at IS NULL)
+      AND a.waiting < CASE WHEN a.people >= 2 THEN %(team)s ELSE %(solo)s END
+      AND a.minutes < %(minute_limit)s
+),
+task AS (
+    UPDATE boards_task t SET epoch = t.epoch + 1, "column" = %(doing)s, assignee_connection_id = %(conn)s,
+        assignee_user_id = NULL, updated_at = clock.now
+    FROM free, clock WHERE t.id = free.id AND t.epoch = free.epoch AND t."column" = ANY(%(claimable)s)
+    RETURNING {_cols(Task, "t")}
+),
+run AS (
+    INSERT INTO boards_run (workspace_id, task_id, run_id, connection_id, user_id, lease_token_hash, epoch,
+        state, started_at, last_heartbeat_at, lease_expires_at, ended_at, end_reason, approval_id)
+    SELECT %(ws)s, task.id, %(run_id)s, %(conn)s, NULL, {_TOKEN_HASH}, task.epoch, %(active)s,
+        clock.now, clock.now, clock.now + %(lease)s, NULL, '', NULL
+    FROM task, clock
+    RETURNING {_cols(Run, "boards_run")}
+),
+event AS (
+    INSERT INTO weft_event (workspace_id, position, type, entity_type, entity_id, payload, epoch, created_at)
+    SELECT run.workspace_id, NULL, 'run.started', 'run', run.run_id::text,
+        jsonb_build_object('runId', run.run_id::text, 'taskId', run.task_id,
+                           'leaseExpiresAt', {_iso("run.lease_expires_at")}),
+        run.epoch, clock.now
+    FROM run, clock
+)
+SELECT task.*, run.* FROM task, run
+"""  # noqa: S608 (no input in the text: the columns come from the models)
+
+
+def _claim_params(
+    *, workspace_id: int, task_id: int, connection_id: int, run_id: uuid.UUID
+) -> dict[str, Any]:
+    ipad, opad = _pads(settings.SECRET_KEY)
+    return {
+        "now": _now(),
+        "ws": workspace_id,
+        "task": task_id,
+        "conn": connection_id,
+        "run_id": run_id,
+        "ipad": ipad,
+        "opad": opad,
+        "claimable": list(CLAIMABLE),
+        "live": list(LIVE),
+        "open": InboxState.OPEN,
+        "snoozed": InboxState.SNOOZED,
+        "solo": attention.SOLO_LIMIT,
+        "team": attention.TEAM_LIMIT,
+        "minute_limit": attention.MINUTE_LIMIT,
+        "doing": Column.DOING,
+        "active": lease.ACTIVE,
+        "lease": lease.LEASE_DURATION,
+    }
+
+
+def claim(*, workspace_id: int, task_id: Any, connection_id: int) -> tuple[Task, Run] | None:
+    """The fresh claim of `task_id` by an agent connection, if the state is the common one:
+    the task (now Doing, epoch bumped) and its new run; None, having changed nothing, otherwise."""
+    try:
+        pk = int(str(task_id).strip())  # as `access._int_id` reads an id; anything else is its refusal
+    except ValueError:
+        return None
+    if not 0 < pk < 2**63:
+        return None
+    run_id = uuid.uuid4()
+    params = _claim_params(workspace_id=workspace_id, task_id=pk, connection_id=connection_id, run_id=run_id)
+    row = _one_row(CLAIM_SQL, params)
+    if row is None:
+        return None
+    schedule_relay()
+    task = _row(Task, row)
+    run = _row(Run, row[_width(Task) :])
+    run.task = task
+    return task, run
+
+
+COMPLETE_SQL = f"""
+WITH clock AS (SELECT COALESCE(%(now)s::timestamptz, statement_timestamp()) AS now),
+run AS (
+    UPDATE boards_run r SET state = %(completed)s, lease_token_hash = '', ended_at = clock.now,
+        end_reason = 'completed'
+    FROM boards_task t, clock
+    WHERE r.workspace_id = %(ws)s AND r.run_id = %(run_id)s AND r.state = ANY(%(live)s)
+      AND r.lease_expires_at > clock.now AND r.lease_token_hash = %(hash)s AND r.approval_id IS NULL
+      AND t.id = r.task_id AND t.epoch = r.epoch AND t.checks = '[]'::jsonb
+    RETURNING {_cols(Run, "r")}, (t.review_required OR %(not_accepted_any)s) AS review,
+        t.estimated_review_minutes AS minutes
+),
+report AS (
+    INSERT INTO boards_report (workspace_id, task_id, run_id, outcome, artifacts, claims, not_done, unknowns,
+        next_step, not_accepted, verification, verification_passed, created_at)
+    SELECT run.workspace_id, run.task_id, run.id, %(outcome)s, %(artifacts)s::jsonb, %(claims)s::jsonb,
+        %(not_done)s::jsonb, %(unknowns)s::jsonb, %(next_step)s, %(not_accepted)s::jsonb,
+        %(verification)s::jsonb, %(passed)s, clock.now
+    FROM run, clock
+    RETURNING {_cols(Report, "boards_report")}
+),
+task AS (
+    UPDATE boards_task t SET "column" = CASE WHEN run.review THEN %(doing)s ELSE %(done)s END,
+        assignee_connection_id = NULL, assignee_user_id = NULL, updated_at = clock.now
+    FROM run, clock WHERE t.id = run.task_id
+    RETURNING {_cols(Task, "t")}
+),
+item AS (
+    INSERT INTO boards_inboxitem (workspace_id, kind, task_id, run_id, report_id, question_id, state,
+        decision, note, estimated_minutes, snoozed_until, decided_by_id, decided_at, reminded_at, created_at)
+    SELECT run.workspace_id, %(review)s, run.task_id, run.id, report.id, NULL, %(open)s, '', '', run.minutes,
+        NULL, NULL, NULL, NULL, clock.now
+    FROM run, report, clock WHERE run.review
+    RETURNING {_cols(InboxItem, "boards_inboxitem")}
+),
+event AS (
+    INSERT INTO weft_event (workspace_id, position, type, entity_type, entity_id, payload, epoch, created_at)
+    SELECT e.workspace_id, NULL, e.type, e.entity_type, e.entity_id, e.payload, e.epoch, clock.now
+    FROM (
+        SELECT 1 AS ord, run.workspace_id, 'run.completed' AS type, 'run' AS entity_type,
+            run.run_id::text AS entity_id, run.epoch,
+            jsonb_build_object('runId', run.run_id::text, 'taskId', run.task_id, 'review', run.review,
+                               'reportId', report.id) AS payload
+        FROM run, report
+        UNION ALL
+        SELECT 2, item.workspace_id, 'inbox.item_created', 'inbox_item', item.id::text, NULL,
+            jsonb_build_object('itemId', item.id, 'kind', item.kind, 'taskId', item.task_id)
+        FROM item
+    ) e, clock
+    ORDER BY e.ord
+)
+SELECT run.*, task.*, report.*, item.* FROM run CROSS JOIN task CROSS JOIN report LEFT JOIN item ON true
+"""  # noqa: S608 (as CLAIM_SQL)
+
+
+@dataclass(frozen=True)
+class Completed:
+    run: Run
+    task: Task
+    report: Report
+    item: InboxItem | None
+
+
+def _complete_params(
+    *,
+    workspace_id: int,
+    run_id: uuid.UUID,
+    lease_token: str,
+    outcome: str,
+    next_step: str,
+    lists: dict[str, Any],
+) -> dict[str, Any]:
+    not_accepted = lists["not_accepted"]
+    return {
+        "now": _now(),
+        "ws": workspace_id,
+        "run_id": run_id,
+        "hash": token_hash(lease_token or ""),
+        "live": list(LIVE),
+        "completed": lease.COMPLETED,
+        "not_accepted_any": bool(not_accepted),
+        "outcome": outcome,
+        "next_step": next_step,
+        **{name: json.dumps(lists[name]) for name in ("artifacts", "claims", "not_done", "unknowns")},
+        "not_accepted": json.dumps(not_accepted),
+        "verification": json.dumps(lists["verification"]),
+        "passed": lists["passed"],
+        "doing": Column.DOING,
+        "done": Column.DONE,
+        "review": InboxKind.REVIEW,
+        "open": InboxState.OPEN,
+    }
+
+
+def complete(
+    *, workspace_id: int, run_id: Any, lease_token: str, outcome: str, next_step: str, lists: dict[str, Any]
+) -> Completed | None:
+    """The completion of a held run of a task without checks or an approved step: the run
+    completed, its report, the task (Done, or Doing with a review item); None, having changed
+    nothing, otherwise. `lists` holds the report's evidence lists, `not_accepted`, and what the
+    verification of a task without checks gives (`verification`, `passed`: never False)."""
+    try:
+        ident = uuid.UUID(str(run_id))
+    except ValueError:
+        return None
+    params = _complete_params(
+        workspace_id=workspace_id,
+        run_id=ident,
+        lease_token=lease_token,
+        outcome=outcome,
+        next_step=next_step,
+        lists=lists,
+    )
+    row = _one_row(COMPLETE_SQL, params)
+    if row is None:
+        return None
+    schedule_relay()
+    at = _width(Run) + 2
+    run = _row(Run, row)
+    task = _row(Task, row[at:])
+    at += _width(Task)
+    report = _row(Report, row[at:])
+    at += _width(Report)
+    item = _row(InboxItem, row[at:]) if row[at] is not None else None
+    run.task = task
+    return Completed(run=run, task=task, report=report, item=item)
