@@ -110,6 +110,7 @@ attention AS (
 free AS (
     SELECT t.id, t.epoch FROM boards_task t, clock, attention a
     WHERE t.id = %(task)s AND t.workspace_id = %(ws)s AND t."column" = ANY(%(claimable)s)
+      AND EXISTS (SELECT 1 FROM boards_board b WHERE b.id = t.board_id AND b.archived_at IS NULL)
       AND NOT EXISTS (SELECT 1 FROM boards_run r WHERE r.task_id = t.id AND r.state = ANY(%(live)s))
       AND NOT EXISTS (SELECT 1 FROM boards_approval p WHERE p.task_id = t.id
                       AND p.connection_id = %(conn)s AND p.used_at IS NULL AND p.expires_at > clock.now)
