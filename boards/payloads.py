@@ -1,6 +1,6 @@
-"""The JSON shapes of board rows that every surface shares: tasks, runs, reports, questions,
-approvals and Inbox items (camelCase keys, ids as ints or strings, datetimes ISO 8601), and who
-holds a run as people and agents read it.
+"""The JSON shapes of board rows that every surface shares: tasks (with their label names and
+assignee), runs, reports, questions, approvals and Inbox items (camelCase keys, ids as ints or
+strings, datetimes ISO 8601), and who holds a run as people and agents read it.
 """
 
 from __future__ import annotations
@@ -27,6 +27,20 @@ def holder_name(run: Run | None) -> str:
     return HOLDER_GONE
 
 
+def label_names(task: Task) -> list[str]:
+    """The task's label names in name order (read from the prefetch when there is one)."""
+    return sorted((label.name for label in task.labels.all()), key=str.lower)
+
+
+def assignee_payload(task: Task) -> dict[str, Any] | None:
+    """Who a person assigned the task to: a person or an agent, by id and display name."""
+    if task.assigned_user_id is not None and task.assigned_user is not None:
+        return {"kind": "person", "id": task.assigned_user_id, "name": task.assigned_user.display_name}
+    if task.assigned_connection_id is not None and task.assigned_connection is not None:
+        return {"kind": "agent", "id": task.assigned_connection_id, "name": task.assigned_connection.name}
+    return None
+
+
 def task_payload(task: Task) -> dict[str, Any]:
     return {
         "id": task.pk,
@@ -41,6 +55,8 @@ def task_payload(task: Task) -> dict[str, Any]:
         "estimatedReviewMinutes": task.estimated_review_minutes,
         "checks": task.checks,
         "epoch": task.epoch,
+        "labels": label_names(task),
+        "assignee": assignee_payload(task),
         "createdAt": iso(task.created_at),
         "updatedAt": iso(task.updated_at),
         "trashedAt": iso(task.trashed_at),

@@ -109,13 +109,14 @@ def _board_id(request: HttpRequest) -> str | None:
 def board(request: SeatRequest, seat: Seat) -> HttpResponse:
     current = selectors.board_for_read(seat.workspace, _board_id(request))
     form = BoardFilterForm(request.GET)
-    filters, now, listing = form.filters(), clock.db_now(), form.listing()
+    filters, now, listing = form.filters(request.user.pk), clock.db_now(), form.listing()
     where = {"workspace": seat.workspace, "board": current, "filters": filters, "now": now}
     draft = request.session.pop(DRAFT_KEY, None) or {}
     context = {
         **_nav(seat),
         "board": current,
         "boards": selectors.boards_of(seat.workspace),
+        "labels": selectors.workspace_labels(seat.workspace),
         "listing": listing,
         "filter_form": form,
         "filter_error": "" if form.is_valid() else "Filters ignored: " + _form_errors(form),
@@ -255,6 +256,7 @@ def task(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse:
         # shows the current column as a disabled first option.
         "stays_put": found.column not in dict(PEOPLE_COLUMNS),
         "now": now,
+        **selectors.task_people(seat.workspace, found),
     }
     return render(request, "boards/task.html", context)
 

@@ -66,10 +66,20 @@ class BoardFilter:
     priority: int | None = None
     review_only: bool = False
     held_only: bool = False
+    # A label's name (any case), and the person whose assigned tasks "Assigned to me" shows.
+    label: str = ""
+    assigned_to: int | None = None
 
     @property
     def active(self) -> bool:
-        return bool(self.query or self.priority is not None or self.review_only or self.held_only)
+        return bool(
+            self.query
+            or self.priority is not None
+            or self.review_only
+            or self.held_only
+            or self.label
+            or self.assigned_to is not None
+        )
 
 
 # The list view's sort keys and their headers; ties break by id, and no due date sorts last.
@@ -169,14 +179,25 @@ def _filtered(tasks: QuerySet[Task], filters: BoardFilter, now: datetime) -> Que
         tasks = tasks.filter(review_required=True)
     if filters.held_only:
         tasks = tasks.filter(queries.held(now, via="runs")).distinct()
+    if filters.label:
+        tasks = tasks.filter(labels__name__iexact=filters.label)
+    if filters.assigned_to is not None:
+        tasks = tasks.filter(assigned_user_id=filters.assigned_to)
     return tasks
+
+
+def with_people(tasks: QuerySet[Task]) -> QuerySet[Task]:
+    """Tasks with what their payload and card show of people: labels and the assignee."""
+    return tasks.select_related("assigned_user", "assigned_connection").prefetch_related("labels")
 
 
 def _board_tasks(workspace: Workspace, board: Board, filters: BoardFilter, now: datetime) -> QuerySet[Task]:
     tasks = _filtered(
         Task.objects.filter(workspace=workspace, board=board, column__in=BOARD_COLUMNS), filters, now
     )
-    return tasks.prefetch_related(Prefetch("runs", queryset=holding_runs(now), to_attr="holding_runs"))
+    return with_people(tasks).prefetch_related(
+        Prefetch("runs", queryset=holding_runs(now), to_attr="holding_runs")
+    )
 
 
 def _waiting(workspace: Workspace, now: datetime) -> dict[int, str]:
@@ -222,7 +243,8 @@ def board_state(*, workspace: Workspace, board_id: Any = None) -> BoardStateResu
     board = board_for_read(workspace, board_id)
     columns: dict[str, list[Task]] = {str(c): [] for c in BOARD_COLUMNS}
     if board is not None:
-        for task in Task.objects.filter(board=board, column__in=BOARD_COLUMNS).order_by("position", "pk"):
+        tasks = with_people(Task.objects.filter(board=board, column__in=BOARD_COLUMNS))
+        for task in tasks.order_by("position", "pk"):
             columns[task.column].append(task)
     doing = columns[Column.DOING]
     holders = {run.task_id: run for run in holding_runs(now).filter(task__in=doing)} if doing else {}

@@ -198,6 +198,7 @@ PAGES: dict[str, tuple[str, bool, Callable[[World], str]]] = {
         _static("/accounts/password/reset/key/done/"),
     ),
     "notifications": ("notify_settings", True, _static("/account/notifications/")),
+    "profile": ("account_profile", True, _static("/account/profile/")),
     "consent": ("oauth2_provider:authorize", True, _consent),
     "device": ("oauth2_provider:device", True, _static("/o/device/")),
 }
@@ -257,6 +258,9 @@ EXCLUDED: dict[str, str] = {
             "boards:task_create",
             "boards:task_edit",
             "boards:comment_add",
+            "boards:task_labels",
+            "boards:label_create",
+            "boards:task_assign",
             "boards:task_move",
             "boards:task_trash",
             "boards:task_restore",
