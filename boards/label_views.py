@@ -12,7 +12,6 @@ from boards import services
 from boards.access import access_task
 from boards.forms import AssignForm, LabelForm, TaskLabelsForm
 from boards.models import Task
-from boards.payloads import label_names
 from boards.views import Seat, SeatRequest, _error, _form_errors, workspace_view
 from weft.errors import WeftError
 
@@ -34,7 +33,7 @@ def task_labels(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse:
     except WeftError as error:
         _error(request, error)
     else:
-        names = ", ".join(label_names(result.task)) or "none"
+        names = ", ".join(result.task.label_names) or "none"
         messages.success(request, f"Labels saved: {names}.")
     return _to_task(seat, found)
 

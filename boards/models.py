@@ -113,6 +113,10 @@ class Task(models.Model):
         "accounts.AgentConnection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     labels = models.ManyToManyField(Label, blank=True, related_name="tasks")
+    # The labels' names in name order, written with `labels` in the same transaction by
+    # boards/services/labels.py, so a task's payload (a claim's answer too) reads them without a
+    # query. A write that renames or deletes a label must rewrite its tasks' names as well.
+    label_names = models.JSONField(default=list, blank=True)
     trashed_at = models.DateTimeField(null=True, blank=True)
     trashed_from = models.CharField(max_length=8, choices=Column.choices, blank=True)
     created_at = models.DateTimeField(default=timezone.now)

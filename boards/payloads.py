@@ -27,11 +27,6 @@ def holder_name(run: Run | None) -> str:
     return HOLDER_GONE
 
 
-def label_names(task: Task) -> list[str]:
-    """The task's label names in name order (read from the prefetch when there is one)."""
-    return sorted((label.name for label in task.labels.all()), key=str.lower)
-
-
 def assignee_payload(task: Task) -> dict[str, Any] | None:
     """Who a person assigned the task to: a person or an agent, by id and display name."""
     if task.assigned_user_id is not None and task.assigned_user is not None:
@@ -55,7 +50,7 @@ def task_payload(task: Task) -> dict[str, Any]:
         "estimatedReviewMinutes": task.estimated_review_minutes,
         "checks": task.checks,
         "epoch": task.epoch,
-        "labels": label_names(task),
+        "labels": list(task.label_names),
         "assignee": assignee_payload(task),
         "createdAt": iso(task.created_at),
         "updatedAt": iso(task.updated_at),

@@ -11,7 +11,6 @@ from django.db.models.functions import Lower
 
 from accounts.models import AgentConnection, Seat, Workspace
 from boards.models import Label, LabelColour, Task
-from boards.payloads import label_names
 
 
 @dataclass(frozen=True)
@@ -39,7 +38,7 @@ def assignee_choices(workspace: Workspace) -> list[AssigneeChoice]:
 
 def task_people(workspace: Workspace, task: Task) -> dict[str, Any]:
     """What the task page shows of labels and the assignee, and offers to change."""
-    current = {name.lower() for name in label_names(task)}
+    current = {name.lower() for name in task.label_names}
     return {
         "label_choices": [(label, label.name.lower() in current) for label in workspace_labels(workspace)],
         "assignee_choices": assignee_choices(workspace),

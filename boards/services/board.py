@@ -28,7 +28,7 @@ from boards.models import (
 )
 from boards.results import TaskResult
 from boards.services.common import forbidden, release_task_row, within_limits
-from boards.services.labels import labels_differ, labels_named
+from boards.services.labels import labels_differ, labels_named, names_of
 from weft.errors import WeftError, invalid_argument
 from weft.events import emit
 from weft.hints import DONE, Hint, fix, next_
@@ -127,6 +127,7 @@ def _task_insert(
             created_by_connection=by_connection,
             created_at=now,
             updated_at=now,
+            label_names=names_of(labels),
             **values,
         )
         if labels:
@@ -226,13 +227,15 @@ def task_update(
             setattr(current, name, cleaned[name])
         if relabel:
             current.labels.set(labels or [])
+            current.label_names = names_of(labels or [])
             changed.append("labels")
         if changed:
             current.updated_at = now
-            current.save(update_fields=[*(name for name in changed if name != "labels"), "updated_at"])
+            columns = ["label_names" if name == "labels" else name for name in changed]
+            current.save(update_fields=[*columns, "updated_at"])
             payload: dict[str, Any] = {"taskId": current.pk, "fields": changed}
-            if "labels" in changed:
-                payload["labels"] = sorted((label.name for label in labels or []), key=str.lower)
+            if relabel:
+                payload["labels"] = current.label_names
             emit(
                 workspace_id=current.workspace_id,
                 type="task.updated",

@@ -16,7 +16,6 @@ from django.db.models.functions import Lower
 from accounts.models import User, Workspace
 from boards import clock, limits
 from boards.models import Label, LabelColour, Task
-from boards.payloads import label_names
 from boards.services.common import within_limits
 from weft.errors import WeftError, invalid_argument
 from weft.hints import fix
@@ -64,15 +63,21 @@ def labels_named(workspace: Workspace, names: Any) -> list[Label]:
     return found
 
 
+def names_of(labels: list[Label]) -> list[str]:
+    """Label names as a task keeps them (`Task.label_names`): in name order, whatever the case."""
+    return sorted((label.name for label in labels), key=str.lower)
+
+
 def labels_differ(task: Task, labels: list[Label]) -> bool:
     return {label.pk for label in task.labels.all()} != {label.pk for label in labels}
 
 
 def task_label_new(*, task: Task, name: str, colour: str, by_user: User | None = None) -> Label:
     """A new label of the task's workspace, put on the task: both or neither."""
-    from boards.services.board import task_update  # board.py reads labels through this module
+    from boards.services.board import locked_task, task_update  # board.py imports this module
 
     with transaction.atomic():
+        current = locked_task(task)
         label = label_create(workspace=task.workspace, name=name, colour=colour)
-        task_update(task=task, by_user=by_user, labels=[*label_names(task), label.name])
+        task_update(task=current, by_user=by_user, labels=[*current.label_names, label.name])
     return label
