@@ -110,7 +110,7 @@ def board(request: SeatRequest, seat: Seat) -> HttpResponse:
     current = selectors.board_for_read(seat.workspace, _board_id(request))
     form = BoardFilterForm(request.GET)
     filters, now, listing = form.filters(request.user.pk), clock.db_now(), form.listing()
-    where = {"workspace": seat.workspace, "board": current, "filters": filters, "now": now}
+    where: dict[str, Any] = {"workspace": seat.workspace, "board": current, "filters": filters, "now": now}
     draft = request.session.pop(DRAFT_KEY, None) or {}
     context = {
         **_nav(seat),

@@ -123,8 +123,9 @@ def _task(o: Objects) -> object:
 def _labelled_task(o: Objects) -> object:
     from boards.services import label_create, task_assign, task_create
 
-    label = label_create(workspace=o.ws, name="Probe")
-    task = task_create(workspace=o.ws, title="Labelled probe", board=o.board, labels=[label.name]).task
+    ws: Workspace = o.ws
+    label = label_create(workspace=ws, name="Probe")
+    task = task_create(workspace=ws, title="Labelled probe", board=o.board, labels=[label.name]).task
     return task_assign(task=task, assignee=f"user:{o.alice.pk}").task
 
 

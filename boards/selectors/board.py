@@ -103,7 +103,7 @@ class ListSort:
         return ("-" if self.descending else "") + self.key
 
     def ordering(self) -> list[Any]:
-        by = {"title": Lower("title"), "priority": F("priority"), "column": _COLUMN_ORDER}.get(
+        by: Any = {"title": Lower("title"), "priority": F("priority"), "column": _COLUMN_ORDER}.get(
             self.key, F("due_at" if self.key == "due" else "updated_at")
         )
         if self.descending:

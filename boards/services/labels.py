@@ -51,7 +51,7 @@ def labels_named(workspace: Workspace, names: Any) -> list[Label]:
     if len(wanted) < len(given):
         raise invalid_argument("labels", "each label once, and none empty")
     mine = Label.objects.filter(workspace=workspace)
-    found = list(mine.annotate(key=Lower("name")).filter(key__in=list(wanted)).order_by("name"))
+    found: list[Label] = list(mine.annotate(key=Lower("name")).filter(key__in=list(wanted)).order_by("name"))
     missing = sorted(set(wanted) - {label.name.lower() for label in found})
     if missing:
         known = ", ".join(mine.order_by("name").values_list("name", flat=True)[:20])
