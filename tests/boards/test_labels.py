@@ -4,13 +4,16 @@ case), at most 10 on a task, only the task's own workspace's, seen and set by ag
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from accounts.models import User, Workspace
-from boards import limits
+from boards import clock, limits
 from boards.models import Label, Task
 from boards.payloads import task_payload
 from boards.selectors import BoardFilter, board_columns, board_for_read, board_state
@@ -64,10 +67,16 @@ def test_a_name_is_unique_in_its_workspace_whatever_its_case(ws_a, ws_b):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_people_creating_one_name_at_once_make_one_label(on_postgres, ws_a):
-    outcomes = race(
-        ["Release", "RELEASE", "release", "Release"], lambda name: label_create(workspace=ws_a, name=name)
-    )
+def test_two_people_creating_one_name_at_once_make_one_label(on_postgres, ws_a, monkeypatch):
+    # Every creator is held between its check for the name and its insert, so all of them pass
+    # the check before any inserts: only the database's unique index keeps the name single.
+    def slow_now() -> datetime:
+        time.sleep(0.3)
+        return timezone.now()
+
+    monkeypatch.setattr(clock, "db_now", slow_now)
+    names = ["Release", "RELEASE", "release", "Release"]
+    outcomes = race(names, lambda name: label_create(workspace=ws_a, name=name))
     assert codes(outcomes) == {"Label": 1, "conflict": 3}, outcomes
     assert Label.objects.filter(workspace=ws_a).count() == 1
 
