@@ -1,4 +1,4 @@
-"""Forms of the accounts pages: workspace, invitation, role."""
+"""Forms of the accounts pages: workspace, invitation, role, a person's name."""
 
 from __future__ import annotations
 
@@ -62,3 +62,14 @@ class TokenForm(forms.Form):
     def expires_in_days(self) -> int | None:
         value = self.cleaned_data["expires_in"]
         return None if value == "never" else int(value)
+
+
+class ProfileForm(forms.Form):
+    """A person's display name, shown to others instead of their email address."""
+
+    name = forms.CharField(
+        max_length=150,
+        required=False,
+        label="Your name",
+        help_text="Shown on cards, comments and the Inbox. Empty: the part of your email before the @.",
+    )

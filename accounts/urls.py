@@ -1,10 +1,11 @@
 from django.urls import path
 
-from accounts import plan_views, views
+from accounts import plan_views, profile_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("workspaces/new/", views.workspace_new, name="workspace_create"),
+    path("account/profile/", profile_views.account_profile, name="account_profile"),
     path("invite/<str:token>/", views.invite_accept, name="invite_accept"),
     path("w/<slug:slug>/", views.workspace_dashboard, name="workspace_dashboard"),
     path("w/<slug:slug>/switch/", views.workspace_switch, name="workspace_switch"),

@@ -119,6 +119,7 @@ UPDATABLE = {
     "dueAt": "due_at",
     "reviewRequired": "review_required",
     "estimatedReviewMinutes": "estimated_review_minutes",
+    "labels": "labels",
 }
 CREATABLE = {**UPDATABLE, "column": "column"}
 LEASED = {"runId": "run_id", "leaseToken": "lease_token"}

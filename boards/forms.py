@@ -8,7 +8,7 @@ from typing import Any
 from django import forms
 
 from boards import limits
-from boards.models import Column, Priority
+from boards.models import Column, LabelColour, Priority
 from boards.selectors import BoardFilter, ListSort
 
 PEOPLE_COLUMNS = [
@@ -59,10 +59,12 @@ class BoardFilterForm(forms.Form):
     )
     review = forms.BooleanField(required=False, label="Needs review")
     held = forms.BooleanField(required=False, label="Held by an agent")
+    label = forms.CharField(required=False, max_length=limits.LABEL_NAME)
+    mine = forms.BooleanField(required=False, label="Assigned to me")
     view = forms.ChoiceField(choices=VIEWS, required=False)
     sort = forms.CharField(required=False, max_length=20)
 
-    def filters(self) -> BoardFilter:
+    def filters(self, user_id: int | None = None) -> BoardFilter:
         """The valid filters; an invalid form filters nothing (the page says why)."""
         if not self.is_valid():
             return BoardFilter()
@@ -72,6 +74,8 @@ class BoardFilterForm(forms.Form):
             priority=data["priority"],
             review_only=data["review"],
             held_only=data["held"],
+            label=data["label"].strip(),
+            assigned_to=user_id if data["mine"] else None,
         )
 
     def listing(self) -> bool:
@@ -104,6 +108,25 @@ class BulkForm(forms.Form):
         if action == "trash":
             return f"Moved {tasks} to the trash; restore them within 30 days."
         return f"Set {tasks} to {Priority(self.cleaned_data['priority']).label} priority."
+
+
+class LabelForm(forms.Form):
+    """A new label of the workspace (the service checks the name's limit and uniqueness)."""
+
+    name = forms.CharField(label="New label", max_length=limits.LABEL_NAME, strip=False)
+    colour = forms.ChoiceField(choices=LabelColour.choices, initial=LabelColour.GRAY)
+
+
+class TaskLabelsForm(forms.Form):
+    """The labels ticked on the task page, by name: they replace the task's labels."""
+
+    label = IdListField(label="Labels", required=False)
+
+
+class AssignForm(forms.Form):
+    """The assignee picked on the task page: "user:<id>", "agent:<id>" or "" (nobody)."""
+
+    assignee = forms.CharField(required=False, max_length=40)
 
 
 class DecideForm(forms.Form):

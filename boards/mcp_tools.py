@@ -308,6 +308,14 @@ REVIEW_MINUTES = Field(
 )
 ReviewMinutes = Annotated[int, REVIEW_MINUTES]
 Priority = Annotated[int, Field(ge=0, le=3, description="0 low, 1 normal, 2 high, 3 urgent.")]
+Labels = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=limits.LABEL_NAME)]] | None,
+    Field(
+        max_length=limits.TASK_LABELS,
+        description=f"Up to {limits.TASK_LABELS} of the workspace's label names (any case); people"
+        " create labels. On update_task the list replaces the task's labels; [] removes them all.",
+    ),
+]
 
 
 async def create_task(
@@ -327,6 +335,7 @@ async def create_task(
     boardId: Annotated[
         int | None, Field(ge=1, le=limits.ID_MAX, description="The board; the first board if omitted.")
     ] = None,
+    labels: Labels = None,
 ) -> Annotated[CallToolResult, HintedOutput]:
     """Add a task to the board (counts against the plan's monthly tasks)."""
 
@@ -343,6 +352,7 @@ async def create_task(
             review_required=reviewRequired,
             estimated_review_minutes=estimatedReviewMinutes,
             by_connection=c,
+            labels=labels,
         )
 
     return await call_as_connection(run)
@@ -372,6 +382,7 @@ async def update_task(
             " (forbidden to agents); Doing is reached only through start_task."
         ),
     ] = None,
+    labels: Labels = None,
 ) -> Annotated[CallToolResult, HintedOutput]:
     """Change a task's fields or move it between backlog and todo. Agents cannot touch a task that waits
     on a person in the Inbox, switch review off, lower the review estimate, or move a task to done or
@@ -383,6 +394,7 @@ async def update_task(
         due_at=dueAt,
         review_required=reviewRequired,
         estimated_review_minutes=estimatedReviewMinutes,
+        labels=labels,
     )
     return await call_as_connection(
         lambda c: services.task_edit(

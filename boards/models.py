@@ -58,6 +58,37 @@ class Priority(models.IntegerChoices):
     URGENT = 3, "Urgent"
 
 
+class LabelColour(models.TextChoices):
+    """The fixed palette a label's colour comes from (static/css/weft.css draws each one)."""
+
+    GRAY = "gray", "Gray"
+    RED = "red", "Red"
+    ORANGE = "orange", "Orange"
+    YELLOW = "yellow", "Yellow"
+    GREEN = "green", "Green"
+    TEAL = "teal", "Teal"
+    BLUE = "blue", "Blue"
+    PURPLE = "purple", "Purple"
+    PINK = "pink", "Pink"
+
+
+class Label(models.Model):
+    """A workspace's label: a name unique in the workspace whatever its case, and a colour."""
+
+    workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="labels")
+    name = models.CharField(max_length=limits.LABEL_NAME)
+    colour = models.CharField(max_length=8, choices=LabelColour.choices, default=LabelColour.GRAY)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint("workspace", Lower("name"), name="label_name_unique_ci"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class Task(models.Model):
     workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="tasks")
     board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="tasks")
@@ -73,6 +104,8 @@ class Task(models.Model):
     checks = models.JSONField(default=list, blank=True)
     # Fencing token: bumped on every claim, release and sweep.
     epoch = models.PositiveIntegerField(default=0)
+    # Who holds the live run (set by a claim, cleared when the run ends); who a person assigned
+    # the task to is `assigned_user` / `assigned_connection`, which no claim or release touches.
     assignee_connection = models.ForeignKey(
         "accounts.AgentConnection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -85,6 +118,18 @@ class Task(models.Model):
     created_by_connection = models.ForeignKey(
         "accounts.AgentConnection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # The task's assignee, a member or an agent connection of its workspace (at most one of them).
+    assigned_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    assigned_connection = models.ForeignKey(
+        "accounts.AgentConnection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    labels = models.ManyToManyField(Label, blank=True, related_name="tasks")
+    # The labels' names in name order, written with `labels` in the same transaction by
+    # boards/services/labels.py, so a task's payload (a claim's answer too) reads them without a
+    # query. A write that renames or deletes a label must rewrite its tasks' names as well.
+    label_names = models.JSONField(default=list, blank=True)
     trashed_at = models.DateTimeField(null=True, blank=True)
     trashed_from = models.CharField(max_length=8, choices=Column.choices, blank=True)
     created_at = models.DateTimeField(default=timezone.now)

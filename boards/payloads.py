@@ -1,6 +1,6 @@
-"""The JSON shapes of board rows that every surface shares: boards, tasks, runs, reports, questions,
-approvals and Inbox items (camelCase keys, ids as ints or strings, datetimes ISO 8601), and who
-holds a run as people and agents read it.
+"""The JSON shapes of board rows that every surface shares: boards, tasks (with their label names
+and assignee), runs, reports, questions, approvals and Inbox items (camelCase keys, ids as ints or
+strings, datetimes ISO 8601), and who holds a run as people and agents read it.
 """
 
 from __future__ import annotations
@@ -31,6 +31,15 @@ def board_payload(board: Board) -> dict[str, Any]:
     return {"id": board.pk, "name": board.name, "archived": board.archived_at is not None}
 
 
+def assignee_payload(task: Task) -> dict[str, Any] | None:
+    """Who a person assigned the task to: a person or an agent, by id and display name."""
+    if task.assigned_user_id is not None and task.assigned_user is not None:
+        return {"kind": "person", "id": task.assigned_user_id, "name": task.assigned_user.display_name}
+    if task.assigned_connection_id is not None and task.assigned_connection is not None:
+        return {"kind": "agent", "id": task.assigned_connection_id, "name": task.assigned_connection.name}
+    return None
+
+
 def task_payload(task: Task) -> dict[str, Any]:
     return {
         "id": task.pk,
@@ -45,6 +54,8 @@ def task_payload(task: Task) -> dict[str, Any]:
         "estimatedReviewMinutes": task.estimated_review_minutes,
         "checks": task.checks,
         "epoch": task.epoch,
+        "labels": list(task.label_names),
+        "assignee": assignee_payload(task),
         "createdAt": iso(task.created_at),
         "updatedAt": iso(task.updated_at),
         "trashedAt": iso(task.trashed_at),

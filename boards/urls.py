@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from boards import person_views, views, views_boards
+from boards import label_views, person_views, views, views_boards
 
 app_name = "boards"
 
@@ -23,6 +23,9 @@ urlpatterns = [
     path("tasks/<int:task_id>/stop/", person_views.task_stop, name="task_stop"),
     path("tasks/<int:task_id>/trash/", views.task_trash, name="task_trash"),
     path("tasks/<int:task_id>/restore/", views.task_restore, name="task_restore"),
+    path("tasks/<int:task_id>/labels/", label_views.task_labels, name="task_labels"),
+    path("tasks/<int:task_id>/labels/new/", label_views.label_create, name="label_create"),
+    path("tasks/<int:task_id>/assignee/", label_views.task_assign, name="task_assign"),
     path("inbox/", views.inbox, name="inbox"),
     path("inbox/<int:item_id>/decide/", views.inbox_decide, name="inbox_decide"),
     path("inbox/<int:item_id>/undo-drop/", views.inbox_undo_drop, name="inbox_undo_drop"),

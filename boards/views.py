@@ -109,13 +109,14 @@ def _board_id(request: HttpRequest) -> str | None:
 def board(request: SeatRequest, seat: Seat) -> HttpResponse:
     current = selectors.board_for_read(seat.workspace, _board_id(request))
     form = BoardFilterForm(request.GET)
-    filters, now, listing = form.filters(), clock.db_now(), form.listing()
+    filters, now, listing = form.filters(request.user.pk), clock.db_now(), form.listing()
     where: dict[str, Any] = {"workspace": seat.workspace, "board": current, "filters": filters, "now": now}
     draft = request.session.pop(DRAFT_KEY, None) or {}
     context = {
         **_nav(seat),
         "board": current,
         "boards": selectors.boards_of(seat.workspace),
+        "labels": selectors.workspace_labels(seat.workspace),
         "listing": listing,
         "filter_form": form,
         "filter_error": "" if form.is_valid() else "Filters ignored: " + _form_errors(form),
@@ -257,6 +258,7 @@ def task(request: SeatRequest, seat: Seat, task_id: int) -> HttpResponse:
         "stays_put": found.column not in dict(PEOPLE_COLUMNS),
         "startable": found.column in (Column.BACKLOG, Column.TODO),  # a person may press Start
         "now": now,
+        **selectors.task_people(seat.workspace, found),
     }
     return render(request, "boards/task.html", context)
 

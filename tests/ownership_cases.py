@@ -64,6 +64,7 @@ PUBLIC: dict[str, str] = {
     "connections": "lists only the caller's own agent connections",
     "agent_connect": "set-up instructions; names no tenant object",
     "notify_settings": "the caller's own notification settings and devices",
+    "account_profile": "the caller's own display name",
     "push_key": "the server's public VAPID key",
     "push_subscribe": "stores a device for the caller only",
     "push_unsubscribe": "removes only the caller's own device (tests/notify covers another person's)",
@@ -116,6 +117,16 @@ def _task(o: Objects) -> object:
     from boards.services import task_create
 
     return task_create(workspace=o.ws, title="Ownership probe", board=o.board, by_user=o.alice).task
+
+
+@extra("labelled_task")
+def _labelled_task(o: Objects) -> object:
+    from boards.services import label_create, task_assign, task_create
+
+    ws: Workspace = o.ws
+    label = label_create(workspace=ws, name="Probe")
+    task = task_create(workspace=ws, title="Labelled probe", board=o.board, labels=[label.name]).task
+    return task_assign(task=task, assignee=f"user:{o.alice.pk}").task
 
 
 @extra("connection")
@@ -207,6 +218,12 @@ CASES: dict[str, Kwargs | Case] = {
     "boards:task_move": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}, column="done"),
     "boards:task_start": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}),
     "boards:task_stop": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}),
+    # Reaching the task would take its label off, add a label, and unassign alice.
+    "boards:task_labels": _post(lambda o: {"slug": o.ws.slug, "task_id": o.labelled_task.pk}, label=[]),
+    "boards:label_create": _post(
+        lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}, name="Taken over", colour="red"
+    ),
+    "boards:task_assign": _post(lambda o: {"slug": o.ws.slug, "task_id": o.labelled_task.pk}, assignee=""),
     "boards:task_trash": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}),
     "boards:task_restore": _post(lambda o: {"slug": o.ws.slug, "task_id": o.task.pk}),
     "boards:inbox_decide": _post(

@@ -4,7 +4,8 @@ Each write that changes a workspace appends one event per changed row (weft.even
 transaction, and reads the time once from the database clock (boards.clock). Events carry ids and
 the changed fields: never an invitation's token or address, never a person's email.
 
-Split by subdomain: `workspaces` (workspaces, plans, usage), `invitations`, `seats`. Everything a
+Split by subdomain: `workspaces` (workspaces, plans, usage), `invitations`, `seats`, `profile`
+(a person's display name). Everything a
 surface calls is re-exported here.
 """
 
@@ -21,6 +22,7 @@ from accounts.services.plan_changes import (
     plan_change_settle,
     plan_quote,
 )
+from accounts.services.profile import user_set_name
 from accounts.services.seats import seat_remove, seat_set_role
 from accounts.services.workspaces import (
     usage_consume,
@@ -44,6 +46,7 @@ __all__ = [
     "seat_set_role",
     "usage_consume",
     "usage_for",
+    "user_set_name",
     "workspace_create",
     "workspace_set_plan",
     "workspace_set_suspended",

@@ -20,6 +20,7 @@ from boards.selectors.board import (
     dropped_tasks,
     holding_runs,
     trashed_tasks,
+    with_people,
 )
 from boards.selectors.inbox import (
     InboxEntry,
@@ -28,6 +29,7 @@ from boards.selectors.inbox import (
     inbox_for_person,
     inbox_for_user,
 )
+from boards.selectors.labels import AssigneeChoice, assignee_choices, task_people, workspace_labels
 from boards.selectors.tasks import (
     Entry,
     RunView,
@@ -42,6 +44,7 @@ from boards.selectors.tasks import (
 )
 
 __all__ = [
+    "AssigneeChoice",
     "BoardColumn",
     "BoardFilter",
     "BoardsOverview",
@@ -51,6 +54,7 @@ __all__ = [
     "ListSort",
     "RunView",
     "SortHeader",
+    "assignee_choices",
     "attention_status",
     "board_columns",
     "board_for_read",
@@ -70,6 +74,9 @@ __all__ = [
     "task_comments",
     "task_detail",
     "task_history",
+    "task_people",
     "task_runs",
     "trashed_tasks",
+    "with_people",
+    "workspace_labels",
 ]

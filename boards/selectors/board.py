@@ -77,10 +77,20 @@ class BoardFilter:
     priority: int | None = None
     review_only: bool = False
     held_only: bool = False
+    # A label's name (any case), and the person whose assigned tasks "Assigned to me" shows.
+    label: str = ""
+    assigned_to: int | None = None
 
     @property
     def active(self) -> bool:
-        return bool(self.query or self.priority is not None or self.review_only or self.held_only)
+        return bool(
+            self.query
+            or self.priority is not None
+            or self.review_only
+            or self.held_only
+            or self.label
+            or self.assigned_to is not None
+        )
 
 
 # The list view's sort keys and their headers; ties break by id, and no due date sorts last.
@@ -214,14 +224,23 @@ def _filtered(tasks: QuerySet[Task], filters: BoardFilter, now: datetime) -> Que
         tasks = tasks.filter(review_required=True)
     if filters.held_only:
         tasks = tasks.filter(queries.held(now, via="runs")).distinct()
+    if filters.label:
+        tasks = tasks.filter(labels__name__iexact=filters.label)
+    if filters.assigned_to is not None:
+        tasks = tasks.filter(assigned_user_id=filters.assigned_to)
     return tasks
+
+
+def with_people(tasks: QuerySet[Task]) -> QuerySet[Task]:
+    """Tasks with what their payload and card show of people: labels and the assignee."""
+    return tasks.select_related("assigned_user", "assigned_connection").prefetch_related("labels")
 
 
 def _board_tasks(workspace: Workspace, board: Board, filters: BoardFilter, now: datetime) -> QuerySet[Task]:
     tasks = _filtered(
         Task.objects.filter(workspace=workspace, board=board, column__in=BOARD_COLUMNS), filters, now
     )
-    return tasks.prefetch_related(
+    return with_people(tasks).prefetch_related(
         Prefetch("runs", queryset=holding_runs(now), to_attr="holding_runs"),
         Prefetch("approvals", queryset=open_approvals(now), to_attr="open_approvals"),
     )
@@ -306,7 +325,9 @@ def _column_page(board: Board | None, column: str, after: After | None) -> Colum
     if after is not None:
         start = rows.filter(TupleGreaterThan(Tuple(F("position"), F("id")), (after.position, after.id)))
     limit = limits.BOARD_PAGE
-    found = list(start.order_by("position", "pk")[: limit + 1])
+    # The payload reads labels from `label_names`; the assignee comes in the same query.
+    people = start.select_related("assigned_user", "assigned_connection")
+    found = list(people.order_by("position", "pk")[: limit + 1])
     tasks = found[:limit]
     if len(found) <= limit and after is None:
         return ColumnPage(tasks=tasks, count=len(tasks), exact=True, next_cursor=None)

@@ -15,7 +15,7 @@ from accounts.models import Workspace
 from boards.access import access_board
 from boards.models import Board, Column, Task
 from boards.payloads import board_payload, task_payload
-from boards.selectors.board import boards_of
+from boards.selectors.board import boards_of, with_people
 from weft.errors import invalid_argument
 from weft.hints import Hint, fix, next_
 
@@ -86,7 +86,7 @@ def tasks_page(
     filters = {
         k: v for k, v in {"boardId": boardId, "column": column, "priority": priority}.items() if v is not None
     }
-    rows = Task.objects.filter(workspace=workspace, column__in=LISTED)
+    rows = with_people(Task.objects.filter(workspace=workspace, column__in=LISTED))
     if boardId is not None:
         rows = rows.filter(board=access_board(workspace, boardId))
     else:

@@ -3,11 +3,13 @@
 Split by subdomain: `board` (the default board and tasks), `boards_manage` (a workspace's
 boards: create, rename, archive, restore), `trash`, `claim` (taking a task), `runs` (a run's
 lease-guarded writes and the lease sweep), `delivery` (answers and approvals handed over once),
-`inbox` (a person's decisions), `comments`, `work` (get_my_work, which hands answers over),
-`next_task` (complete_task's startNext), `bulk` (the list view's bulk actions), `person` (a
-person's own run: start, stop, finish). Everything a surface calls is re-exported here.
+`inbox` (a person's decisions), `comments`, `labels` (a workspace's labels), `assignees` (who a
+task is assigned to), `work` (get_my_work, which hands answers over), `next_task` (complete_task's
+startNext), `bulk` (the list view's bulk actions), `person` (a person's own run: start, stop,
+finish). Everything a surface calls is re-exported here.
 """
 
+from boards.services.assignees import task_assign
 from boards.services.board import (
     board_default,
     task_create,
@@ -20,6 +22,7 @@ from boards.services.bulk import BULK_TASKS, tasks_bulk
 from boards.services.claim import task_claim
 from boards.services.comments import comment_add
 from boards.services.inbox import inbox_decide, inbox_undo_drop, question_answer
+from boards.services.labels import label_create, task_label_new
 from boards.services.person import PERSON_LEASE, person_move, person_start, person_stop
 from boards.services.runs import (
     lease_sweep,
@@ -42,6 +45,7 @@ __all__ = [
     "comment_add",
     "inbox_decide",
     "inbox_undo_drop",
+    "label_create",
     "lease_sweep",
     "person_move",
     "person_start",
@@ -51,9 +55,11 @@ __all__ = [
     "run_heartbeat",
     "run_release",
     "run_request_input",
+    "task_assign",
     "task_claim",
     "task_create",
     "task_edit",
+    "task_label_new",
     "task_move",
     "task_restore",
     "task_trash",

@@ -20,6 +20,7 @@ from boards.models import (
     InboxItem,
     InboxKind,
     InboxState,
+    Label,
     Priority,
     Run,
     RunState,
@@ -27,6 +28,7 @@ from boards.models import (
 )
 from boards.results import TaskResult
 from boards.services.common import forbidden, release_task_row, within_limits
+from boards.services.labels import labels_differ, labels_named, names_of
 from weft.errors import WeftError, invalid_argument
 from weft.events import emit
 from weft.hints import DONE, Hint, fix, next_
@@ -109,8 +111,9 @@ def _task_insert(
     by_user: User | None,
     by_connection: AgentConnection | None,
     values: dict[str, Any],
+    labels: list[Label],
 ) -> Task:
-    """The task row, its plan usage and its event, in one transaction."""
+    """The task row, its labels, its plan usage and its event, in one transaction."""
     with transaction.atomic():
         now = clock.db_now()
         usage_consume(workspace=workspace, kind=Usage.TASKS, now=now)
@@ -124,8 +127,11 @@ def _task_insert(
             created_by_connection=by_connection,
             created_at=now,
             updated_at=now,
+            label_names=names_of(labels),
             **values,
         )
+        if labels:
+            task.labels.set(labels)
         emit(
             workspace_id=workspace.pk,
             type="task.created",
@@ -151,8 +157,9 @@ def task_create(
     by_user: User | None = None,
     by_connection: AgentConnection | None = None,
     checks: list[Any] | None = None,
+    labels: list[str] | None = None,
 ) -> TaskResult:
-    """A new task (counted against the plan's monthly task cap)."""
+    """A new task (counted against the plan's monthly task cap), with labels of its workspace."""
     if by_connection is not None:
         require_active_workspace(workspace)
     allowed = AGENT_COLUMNS if by_connection is not None else CREATE_COLUMNS
@@ -176,6 +183,7 @@ def task_create(
         by_user=by_user,
         by_connection=by_connection,
         values=cleaned,
+        labels=labels_named(workspace, labels) if labels else [],
     )
     return TaskResult(task=task, action="created", hint=task_hint(task))
 
@@ -206,29 +214,40 @@ def locked_task(task: Task) -> Task:
 def task_update(
     *, task: Task, by_user: User | None = None, by_connection: AgentConnection | None = None, **changes: Any
 ) -> TaskResult:
-    """Change a task's editable fields; moving between columns is task_move."""
+    """Change a task's editable fields and its labels; moving between columns is task_move."""
     if by_connection is not None:
         require_active_workspace(task.workspace)
     if "column" in changes:
         raise invalid_argument("column", "move a task with task_move")
+    given = changes.pop("labels", None)
     cleaned = {name: _clean(name, value) for name, value in changes.items()}
+    labels = labels_named(task.workspace, given) if given is not None else None
     with transaction.atomic():
         now = clock.db_now()
         current = locked_task(task)
         changed = [name for name, value in cleaned.items() if getattr(current, name) != value]
-        if by_connection is not None and changed:
+        relabel = labels is not None and labels_differ(current, labels)
+        if by_connection is not None and (changed or relabel):
             _agent_may_edit(current, {name: cleaned[name] for name in changed})
         for name in changed:
             setattr(current, name, cleaned[name])
+        if relabel:
+            current.labels.set(labels or [])
+            current.label_names = names_of(labels or [])
+            changed.append("labels")
         if changed:
             current.updated_at = now
-            current.save(update_fields=[*changed, "updated_at"])
+            columns = ["label_names" if name == "labels" else name for name in changed]
+            current.save(update_fields=[*columns, "updated_at"])
+            payload: dict[str, Any] = {"taskId": current.pk, "fields": changed}
+            if relabel:
+                payload["labels"] = current.label_names
             emit(
                 workspace_id=current.workspace_id,
                 type="task.updated",
                 entity_type="task",
                 entity_id=current.pk,
-                payload={"taskId": current.pk, "fields": changed},
+                payload=payload,
                 epoch=current.epoch,
             )
     return TaskResult(task=current, action="updated" if changed else "unchanged", hint=task_hint(current))

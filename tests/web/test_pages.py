@@ -24,6 +24,7 @@ from accounts.models import AgentConnection, Seat, User, Workspace
 from accounts.services.invitations import invitation_create
 from accounts.tokens import pat_create
 from boards import services
+from boards.models import LabelColour
 from hooks.services import subscription_create
 from tests.hooks.conftest import fake_dns
 from tests.issues.helpers import submit
@@ -70,7 +71,16 @@ class World:
 def _task_page(world: World) -> str:
     item = make_review(world.ws, world.agent, title="Write the changelog", next_step="Tag 1.4")
     services.comment_add(task=item.task, author=world.alice, body="Looks **good**; one link is broken.")
+    _label_and_assign(world, item.task)
     return world.w(f"tasks/{item.task_id}/")
+
+
+def _label_and_assign(world: World, task: Any) -> None:
+    """Every label colour on the workspace, two of them on the task, and alice as its assignee."""
+    for colour in LabelColour.values:
+        services.label_create(workspace=world.ws, name=f"{colour.title()} label", colour=colour)
+    services.task_update(task=task, labels=["Red label", "Teal label"])
+    services.task_assign(task=task, assignee=f"user:{world.alice.pk}")
 
 
 def _inbox(world: World) -> str:
@@ -86,7 +96,10 @@ def _trash(world: World) -> str:
 
 
 def _board(world: World) -> str:
-    services.task_create(workspace=world.ws, title="Plan the 1.4 release", priority=2, by_user=world.alice)
+    plan = services.task_create(
+        workspace=world.ws, title="Plan the 1.4 release", priority=2, by_user=world.alice
+    )
+    _label_and_assign(world, plan.task)
     services.task_create(workspace=world.ws, title="Collect feedback", column="backlog", by_user=world.alice)
     make_review(world.ws, world.agent, title="Update the API docs")
     return world.w("board/")
@@ -210,6 +223,7 @@ PAGES: dict[str, tuple[str, bool, Callable[[World], str]]] = {
         _static("/accounts/password/reset/key/done/"),
     ),
     "notifications": ("notify_settings", True, _static("/account/notifications/")),
+    "profile": ("account_profile", True, _static("/account/profile/")),
     "consent": ("oauth2_provider:authorize", True, _consent),
     "device": ("oauth2_provider:device", True, _static("/o/device/")),
 }
@@ -273,6 +287,9 @@ EXCLUDED: dict[str, str] = {
             "boards:task_create",
             "boards:task_edit",
             "boards:comment_add",
+            "boards:task_labels",
+            "boards:label_create",
+            "boards:task_assign",
             "boards:task_move",
             "boards:task_start",
             "boards:task_stop",
