@@ -18,9 +18,12 @@ def test_it_lists_and_revokes_a_connection(alice, ws_a, client: Client):
     assert "Claude Code" in page.content.decode() and ws_a.name in page.content.decode()
 
     url = reverse("connection_revoke", kwargs={"connection_id": connection.pk})
-    # Revoking is POST only; a GET changes nothing.
-    assert client.get(url).status_code == 405
+    # A GET asks to confirm and changes nothing; the revoke is the confirmation's POST.
+    confirm = client.get(url)
+    assert confirm.status_code == 200 and "Revoke Claude Code?" in confirm.content.decode()
+    assert f'action="{url}"' in confirm.content.decode() and 'method="post"' in confirm.content.decode()
     assert connection_for_token(token) is not None
+    assert client.put(url).status_code == 405
 
     response = client.post(url)
     assert response.status_code == 302 and response["Location"] == reverse("connections")

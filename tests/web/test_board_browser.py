@@ -93,7 +93,7 @@ def _overlap(a: dict[str, float], b: dict[str, float]) -> bool:
 def test_the_new_task_form_opens_on_title_with_its_fields_apart(open_board, ws_a, size):
     page = open_board(f"/w/{ws_a.slug}/board/", size)
     page.get_by_text("New task", exact=True).click()
-    assert page.evaluate("() => document.activeElement.id") == "new-title"
+    page.wait_for_function("() => document.activeElement.id === 'new-title'")  # toggle fires after the click
     boxes = _boxes(page)
     assert {"Title", "Description", "Column", "Priority", "Due", "Review minutes"} <= set(boxes)
     names = sorted(boxes)
@@ -132,7 +132,7 @@ def test_j_k_enter_slash_and_c_work_on_the_board(open_board, ws_a):
     assert page.evaluate("() => document.activeElement.id") == "id_q"
     page.locator("h1").click()
     page.keyboard.press("c")
-    assert page.evaluate("() => document.activeElement.id") == "new-title"
+    page.wait_for_function("() => document.activeElement.id === 'new-title'")
 
 
 def test_the_palette_goes_to_a_page_or_a_task(open_board, ws_a):
