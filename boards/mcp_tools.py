@@ -48,7 +48,7 @@ class ClaimOutput(HintedOutput):
 
 TaskId = Annotated[
     int,
-    Field(ge=1, le=limits.ID_MAX, description="The task's id, as shown by get_my_work or get_board_state."),
+    Field(ge=1, le=limits.ID_MAX, description="The task's id (get_my_work, get_board_state)."),
 ]
 RunId = Annotated[
     str, Field(min_length=1, max_length=limits.RUN_ID, description="runId returned by start_task.")
@@ -122,17 +122,16 @@ def _writes(*, idempotent: bool, destructive: bool = False) -> ToolAnnotations:
 
 
 async def get_my_work() -> Annotated[CallToolResult, HintedOutput]:
-    """Start here. What this connection holds (runs and lease expiry), what waits on a person for it,
-    answers and approvals not yet delivered, overdue and due-soon tasks, whether there is room to start
-    anything (`capacity`), then the best next task."""
+    """Start here. Your runs and their lease expiry, what waits on a person for you, answers and
+    approvals to deliver, overdue and due-soon tasks, room to start (`capacity`), the best next task."""
     return await call_as_connection(lambda c: services.work_for_connection(connection=c))
 
 
 async def start_task(id: TaskId) -> Annotated[CallToolResult, ClaimOutput]:
-    """Claim a task with a 20-minute lease (task → Doing). Returns runId, leaseToken, renewEverySeconds,
-    leaseExpiresAt and the task's context (description, last run's notes, rework notes, approved step,
-    answers). Starting a task you already hold returns your live run. Refusals such as already_claimed
-    or attention_queue_full are normal answers: follow their Wait:/Fix: line."""
+    """Claim a task with a 20-minute lease (to Doing): runId, leaseToken, renewEverySeconds,
+    leaseExpiresAt and the task's context (notes, rework notes, approved step, answers). Starting a
+    task you hold returns your live run. Refusals (already_claimed, attention_queue_full) are normal
+    answers: follow their Wait:/Fix: line."""
     return await call_as_connection(lambda c: services.task_claim(task_id=id, connection=c))
 
 
@@ -179,9 +178,8 @@ async def request_input(
         ),
     ] = None,
 ) -> Annotated[CallToolResult, HintedOutput]:
-    """Ask a person for a decision only they can make. The question goes to their Inbox; your claim holds
-    for 60 minutes without heartbeats. Weft never calls you: the answer arrives with get_my_work or
-    start_task."""
+    """Ask a person for a decision only they can make (to their Inbox). Your claim holds 60 minutes
+    without heartbeats; the answer comes with get_my_work or start_task."""
     return await call_as_connection(
         lambda c: services.run_request_input(
             workspace=c.workspace, run_id=runId, lease_token=leaseToken, question=question, options=options
@@ -204,8 +202,8 @@ async def complete_task(
         list[Artifact | Any] | None,
         Field(
             max_length=limits.ARTIFACTS,
-            description=f"Up to {limits.ARTIFACTS} things a person can check: urls, commits, files, PRs."
-            " One of another shape is kept as given, marked unverifiable, and sends the task to a person.",
+            description=f"Up to {limits.ARTIFACTS} things a person can check (url, commit, file, pr);"
+            " another shape is kept, unverifiable, and sends the task to a person.",
         ),
     ] = None,
     claims: Annotated[Any, _evidence("Statements you verified.")] = None,
@@ -220,10 +218,9 @@ async def complete_task(
     ] = "",
     startNext: StartNext = False,
 ) -> Annotated[CallToolResult, HintedOutput]:
-    """Finish with a report. Never fails for lack of evidence: evidence that cannot be checked is kept,
-    marked unverifiable and listed in notAccepted, and the task goes to a person. The task goes to Done,
-    or to the Inbox when it needs review (review_required, a failed check, unverifiable evidence); an
-    approved nextStep comes back through get_my_work."""
+    """Finish with a report. Evidence that cannot be checked is kept as unverifiable (notAccepted) and
+    the task goes to a person. Done, or the Inbox when it needs review (review_required, a failed
+    check, unverifiable evidence); an approved nextStep comes back through get_my_work."""
     return await call_as_connection(
         lambda c: services.run_complete(
             workspace=c.workspace,
@@ -312,8 +309,7 @@ Labels = Annotated[
     list[Annotated[str, Field(min_length=1, max_length=limits.LABEL_NAME)]] | None,
     Field(
         max_length=limits.TASK_LABELS,
-        description=f"Up to {limits.TASK_LABELS} of the workspace's label names (any case); people"
-        " create labels. On update_task the list replaces the task's labels; [] removes them all.",
+        description="The workspace's label names (any case); they replace the task's labels, [] clears them.",
     ),
 ]
 
@@ -378,15 +374,13 @@ async def update_task(
     column: Annotated[
         Column | None,
         Field(
-            description="Move the task between backlog and todo. Done and dropped are a person's acts"
-            " (forbidden to agents); Doing is reached only through start_task."
+            description="backlog or todo; done and dropped are a person's (forbidden), Doing start_task's."
         ),
     ] = None,
     labels: Labels = None,
 ) -> Annotated[CallToolResult, HintedOutput]:
-    """Change a task's fields or move it between backlog and todo. Agents cannot touch a task that waits
-    on a person in the Inbox, switch review off, lower the review estimate, or move a task to done or
-    dropped: those answer forbidden with a Wait: line."""
+    """Change a task's fields or move it between backlog and todo. A task waiting in the Inbox, review
+    switched off, a lower estimate, done or dropped: forbidden to agents, with a Wait: line."""
     changes = _given(
         title=title,
         description=description,
