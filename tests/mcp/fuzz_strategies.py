@@ -329,8 +329,19 @@ def property_values(
         options.append(st.lists(artifacts(), max_size=4))
     values = real.for_property(name)
     if values:
-        options += [st.sampled_from(values)] * 4
+        options += [one_of_real(values)] * 4
     return st.one_of(options)
+
+
+# How many real ids a draw picks among: the choice is drawn from this fixed range whatever the list's
+# length, so a replayed example draws the same choices though the world gained a task or a run since.
+REAL_CHOICES = 16
+
+
+def one_of_real(values: Sequence[Any]) -> st.SearchStrategy[Any]:
+    """One of `values` (real ids of the world as it is now), with a choice structure of fixed shape."""
+    items = list(values)
+    return st.integers(0, REAL_CHOICES - 1).map(lambda i: items[i % len(items)])
 
 
 def artifacts() -> st.SearchStrategy[dict[str, Any]]:
@@ -397,7 +408,7 @@ def arguments(tool: Mapping[str, Any], real: Real) -> st.SearchStrategy[Any]:
             if name in required or draw(st.booleans()):
                 ids = real.for_property(name)
                 if ids and name not in ("runId", "leaseToken") and draw(st.integers(0, 4)):
-                    args[name] = draw(st.sampled_from(ids))
+                    args[name] = draw(one_of_real(ids))
                 else:
                     args[name] = draw(values)
         if real.lease and "runId" in props and draw(st.integers(0, 5)):
