@@ -169,8 +169,9 @@ def test_a_cards_menu_opens_with_its_column_chosen_and_moves_or_trashes(open_boa
     chosen = page.locator(f"#move-{held.pk} option:checked")
     assert chosen.inner_text() == "Doing" and chosen.is_disabled()
     page.get_by_label(f"Actions for #{free.pk}").click()
-    in_menu = f"() => document.activeElement.closest('#task-card-{free.pk} .card-menu') !== null"
-    page.wait_for_function(in_menu)
+    # The menu is filled on its toggle event, after the click: focus then moves into its panel.
+    in_panel = f"() => document.activeElement.closest('#task-card-{free.pk} .card-menu__panel') !== null"
+    page.wait_for_function(in_panel)
     assert page.get_by_role("button", name=f"Start #{free.pk} yourself").is_visible()
     assert page.locator(f"#move-{free.pk}").input_value() == "backlog"
     page.get_by_role("button", name=f"Trash #{free.pk}").click()
