@@ -22,7 +22,7 @@ from api.auth import InsufficientScope, challenge
 from api.routes import hint_json
 from weft.errors import REST_STATUS, WeftError, invalid_argument
 from weft.hints import Hint, fix, wait
-from weft.mcp.server import failure_error
+from weft.mcp.failures import failure_error
 
 # The read that shows how to sign in again: the protected resource's metadata names the
 # authorization server that issues new tokens.

@@ -132,7 +132,10 @@ async def start_task(id: TaskId) -> Annotated[CallToolResult, ClaimOutput]:
     leaseExpiresAt and the task's context (notes, rework notes, approved step, answers). Starting a
     task you hold returns your live run. Refusals (already_claimed, attention_queue_full) are normal
     answers: follow their Wait:/Fix: line."""
-    return await call_as_connection(lambda c: services.task_claim(task_id=id, connection=c))
+    return await call_as_connection(
+        lambda c: services.task_claim(task_id=id, connection=c),
+        fast=lambda c: services.task_claim_in_loop(task_id=id, connection=c),
+    )
 
 
 async def report_progress(
@@ -221,19 +224,21 @@ async def complete_task(
     """Finish with a report. Evidence that cannot be checked is kept as unverifiable (notAccepted) and
     the task goes to a person. Done, or the Inbox when it needs review (review_required, a failed
     check, unverifiable evidence); an approved nextStep comes back through get_my_work."""
+    report = {
+        "run_id": runId,
+        "lease_token": leaseToken,
+        "outcome": outcome,
+        "artifacts": _as_given(artifacts),
+        "claims": claims,
+        "not_done": notDone,
+        "unknowns": unknowns,
+        "next_step": nextStep,
+    }
     return await call_as_connection(
         lambda c: services.run_complete(
-            workspace=c.workspace,
-            run_id=runId,
-            lease_token=leaseToken,
-            outcome=outcome,
-            artifacts=_as_given(artifacts),
-            claims=claims,
-            not_done=notDone,
-            unknowns=unknowns,
-            next_step=nextStep,
-            start_next_for=c if startNext else None,
-        )
+            workspace=c.workspace, start_next_for=c if startNext else None, **report
+        ),
+        fast=lambda c: services.run_complete_in_loop(connection=c, start_next=startNext, **report),
     )
 
 

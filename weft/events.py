@@ -30,6 +30,12 @@ its event, and takes its id, only after the earlier one committed. Its id is lar
 committed later, and the relay positions in id order among what has committed, so one entity's
 events are positioned in the order their writers committed.
 
+Relaying from the event loop. Code in the server's event loop that commits events in its own SQL
+(the one-statement claim and completion on weft.apool) calls `relay_soon()`: the relay runs in a
+worker thread while the answer goes out, one at a time per loop, and calls made while one runs
+coalesce into one more run after it, so sixteen agents committing at once cost a few relays,
+not sixteen. As everywhere, a write answers without waiting for its events' positions.
+
 Relay hooks. `register_relay_hook(fn)`: `fn(events)` is called with each freshly positioned
 batch (in position order) INSIDE the relay's transaction, so a consumer can write rows of its
 own (webhook deliveries) atomically with the positions. A hook that raises rolls the batch
@@ -54,13 +60,16 @@ Reading (webhooks, the SSE stream):
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import weakref
 from collections.abc import Callable, Collection, Mapping
 from datetime import UTC, timedelta
 from functools import partial
 from typing import Any
 
-from django.db import connection, transaction
+from asgiref.sync import sync_to_async
+from django.db import close_old_connections, connection, transaction
 from django.db.models import Max, Min
 from django.utils import timezone
 
@@ -141,6 +150,50 @@ def _relay_after_commit() -> None:
     except Exception:
         # The write has committed; the periodic relay positions what this one could not.
         log.exception("relay after commit failed; the periodic relay will position the events")
+
+
+class _Pump:
+    """One event loop's relays: the one running, and whether it must run once more."""
+
+    task: asyncio.Task[None] | None = None
+    again: bool = False
+
+
+_pumps: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pump] = weakref.WeakKeyDictionary()
+
+
+def relay_soon() -> None:
+    """From the event loop, after a commit that inserted events: relay them in a worker thread,
+    without the caller waiting; while a relay runs, one more follows it (see above)."""
+    loop = asyncio.get_running_loop()
+    pump = _pumps.setdefault(loop, _Pump())
+    if pump.task is not None:
+        pump.again = True
+        return
+    pump.task = loop.create_task(_pump_relays(pump))
+
+
+async def _pump_relays(pump: _Pump) -> None:
+    try:
+        while True:
+            pump.again = False
+            try:
+                await sync_to_async(_relay_in_thread, thread_sensitive=False)()
+            except Exception:
+                # The writes have committed; the next relay, or the periodic one, positions them.
+                log.exception("relay from the event loop failed; a later relay will position the events")
+            if not pump.again:
+                return
+    finally:
+        pump.task = None
+
+
+def _relay_in_thread() -> None:
+    close_old_connections()
+    try:
+        _relay_after_commit()
+    finally:
+        close_old_connections()
 
 
 def relay(*, batch: int = RELAY_BATCH) -> list[Event]:

@@ -19,7 +19,7 @@ from boards.services.board import (
 )
 from boards.services.boards_manage import board_archive, board_create, board_rename, board_restore
 from boards.services.bulk import BULK_TASKS, tasks_bulk
-from boards.services.claim import task_claim
+from boards.services.claim import task_claim, task_claim_in_loop
 from boards.services.comments import comment_add
 from boards.services.inbox import inbox_decide, inbox_undo_drop, question_answer
 from boards.services.labels import label_create, task_label_new
@@ -27,6 +27,7 @@ from boards.services.person import PERSON_LEASE, person_move, person_start, pers
 from boards.services.runs import (
     lease_sweep,
     run_complete,
+    run_complete_in_loop,
     run_heartbeat,
     run_release,
     run_request_input,
@@ -52,11 +53,13 @@ __all__ = [
     "person_stop",
     "question_answer",
     "run_complete",
+    "run_complete_in_loop",
     "run_heartbeat",
     "run_release",
     "run_request_input",
     "task_assign",
     "task_claim",
+    "task_claim_in_loop",
     "task_create",
     "task_edit",
     "task_label_new",

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from asgiref.sync import sync_to_async
+from django.db import IntegrityError, close_old_connections, transaction
 
 from accounts.access import require_active_workspace
 from accounts.models import AgentConnection, User, Workspace
@@ -114,14 +115,35 @@ def _fast_claim(claimer: _Claimer, task_id: Any) -> ClaimResult | None:
     """The common claim in one statement (PostgreSQL, an agent); None when it does not apply.
 
     One statement is one transaction of its own: the relay runs when it commits."""
-    if claimer.connection is None or not fast.enabled() or not _steps_as_written():
+    if claimer.connection is None or not fast.enabled() or not steps_as_written():
         return None
     claimed = fast.claim(
         workspace_id=claimer.workspace.pk, task_id=task_id, connection_id=claimer.connection.pk
     )
-    if claimed is None:
+    return _fast_result(*claimed) if claimed is not None else None
+
+
+async def task_claim_in_loop(*, task_id: Any, connection: AgentConnection) -> ClaimResult | None:
+    """An agent's claim from the event loop, when it is the common one (`fast.claim_in_loop`, on the
+    loop's pool); None, having changed nothing, otherwise — then `task_claim` runs in a thread.
+    The caller has checked the workspace (the MCP gate, weft.mcp.gate)."""
+    if not steps_as_written():
         return None
-    task, run = claimed
+    claimed = await fast.claim_in_loop(
+        workspace_id=connection.workspace_id, task_id=task_id, connection_id=connection.pk
+    )
+    return await claimed_in_loop(*claimed) if claimed is not None else None
+
+
+async def claimed_in_loop(task: Task, run: Run) -> ClaimResult:
+    """The answer to a claim made from the event loop. Only a task claimed before (its previous
+    run's notes) or assigned to someone (the assignee's name) needs the ORM: then in a thread."""
+    if run.epoch > 1 or task.assigned_user_id is not None or task.assigned_connection_id is not None:
+        return await sync_to_async(_fast_result_read, thread_sensitive=False)(task, run)
+    return _fast_result(task, run)
+
+
+def _fast_result(task: Task, run: Run) -> ClaimResult:
     token = lease_token_for(run_id=run.run_id, epoch=run.epoch)
     context = _context_of(task, run, approval=None, answers=[])
     return ClaimResult(
@@ -129,7 +151,16 @@ def _fast_claim(claimer: _Claimer, task_id: Any) -> ClaimResult | None:
     )
 
 
-def _steps_as_written() -> bool:
+def _fast_result_read(task: Task, run: Run) -> ClaimResult:
+    close_old_connections()
+    try:
+        _ = task.assigned_user, task.assigned_connection  # loaded here, shown by the answer
+        return _fast_result(task, run)
+    finally:
+        close_old_connections()
+
+
+def steps_as_written() -> bool:
     """The statement is `_admit`, `_take` and `_started` at once: when one of them is replaced at
     run time (a test that puts a rival write between two of them), the steps run one by one."""
     return (_admit, _take, _started) == _STEPS

@@ -30,12 +30,13 @@ from typing import Any
 from django.conf import settings
 from django.db import connection as db
 from django.db import transaction
-from django.db.models import Model
+from django.db.models import JSONField, Model
 
 from boards import attention, clock, lease
 from boards.models import Column, InboxItem, InboxKind, InboxState, Report, Run, Task
 from boards.services.common import LEASE_TOKEN_SALT, token_hash
-from weft.events import schedule_relay
+from weft import apool
+from weft.events import relay_soon, schedule_relay
 
 _DATABASE_CLOCK = clock.db_now
 LIVE = tuple(sorted(lease.LIVE_STATES))
@@ -58,11 +59,16 @@ def _cols(model: type[Model], alias: str) -> str:
 
 def _row(model: type[Model], values: tuple[Any, ...]) -> Any:
     fields = model._meta.concrete_fields
-    loaded = [
-        f.from_db_value(v, None, db) if hasattr(f, "from_db_value") else v
-        for f, v in zip(fields, values, strict=False)
-    ]
+    loaded = [_loaded(f, v) for f, v in zip(fields, values, strict=False)]
     return model.from_db(db.alias, [f.attname for f in fields], loaded)
+
+
+def _loaded(field: Any, value: Any) -> Any:
+    """A column's value as the model holds it. Django's own connection reads jsonb as text for the
+    field to decode; the event loop's pool (weft.apool) reads it decoded already."""
+    if isinstance(field, JSONField) and not isinstance(value, str):
+        return value
+    return field.from_db_value(value, None, db) if hasattr(field, "from_db_value") else value
 
 
 def _width(model: type[Model]) -> int:
@@ -145,6 +151,27 @@ SELECT task.*, run.* FROM task, run
 """  # noqa: S608 (no input in the text: the columns come from the models)
 
 
+# startNext's claim when nothing comes before the best next task (boards.services.work's order of
+# precedence): the connection holds no live run and has no unused approval and no answer to hand
+# over. Then the task is get_my_work's best next one (`work._best_next`: Todo on a live board, in
+# the order of the `task_best_next` index), locked SKIP LOCKED as there, and claimed as CLAIM_SQL
+# claims an id. In any other state the statement changes nothing and the ORM path runs.
+PICK = """pick AS (
+    SELECT t.id FROM boards_task t JOIN boards_board b ON b.id = t.board_id AND b.archived_at IS NULL
+    WHERE t.workspace_id = %(ws)s AND t."column" = %(todo)s
+      AND NOT EXISTS (SELECT 1 FROM boards_run r WHERE r.connection_id = %(conn)s AND r.state = ANY(%(live)s))
+      AND NOT EXISTS (SELECT 1 FROM boards_approval p WHERE p.connection_id = %(conn)s AND p.used_at IS NULL)
+      AND NOT EXISTS (SELECT 1 FROM boards_question q WHERE q.connection_id = %(conn)s
+                      AND q.state = 'answered' AND q.delivered_at IS NULL)
+    ORDER BY t.priority DESC, t.due_at ASC NULLS LAST, t.position, t.id
+    LIMIT 1 FOR UPDATE OF t SKIP LOCKED
+),
+"""
+NEXT_CLAIM_SQL = CLAIM_SQL.replace("\nattention AS (", "\n" + PICK + "attention AS (", 1).replace(
+    "WHERE t.id = %(task)s AND", "WHERE t.id = (SELECT id FROM pick) AND", 1
+)
+
+
 def _claim_params(
     *, workspace_id: int, task_id: int, connection_id: int, run_id: uuid.UUID
 ) -> dict[str, Any]:
@@ -173,18 +200,51 @@ def _claim_params(
 def claim(*, workspace_id: int, task_id: Any, connection_id: int) -> tuple[Task, Run] | None:
     """The fresh claim of `task_id` by an agent connection, if the state is the common one:
     the task (now Doing, epoch bumped) and its new run; None, having changed nothing, otherwise."""
+    params = _claim_of(workspace_id=workspace_id, task_id=task_id, connection_id=connection_id)
+    row = _one_row(CLAIM_SQL, params) if params is not None else None
+    if row is None:
+        return None
+    schedule_relay()
+    return _claimed(row)
+
+
+async def claim_in_loop(*, workspace_id: int, task_id: Any, connection_id: int) -> tuple[Task, Run] | None:
+    """`claim` from the event loop, on its own pool (weft.apool): no thread, the same statement."""
+    params = _claim_of(workspace_id=workspace_id, task_id=task_id, connection_id=connection_id)
+    row = await apool.fetch_one(CLAIM_SQL, params) if params is not None else None
+    if row is None:
+        return None
+    relay_soon()
+    return _claimed(row)
+
+
+async def claim_next_in_loop(*, workspace_id: int, connection_id: int) -> tuple[Task, Run] | None:
+    """startNext's claim of the best next task from the event loop (NEXT_CLAIM_SQL), when nothing
+    comes before it; None, having changed nothing, otherwise."""
+    params = _claim_params(
+        workspace_id=workspace_id, task_id=0, connection_id=connection_id, run_id=uuid.uuid4()
+    )
+    row = await apool.fetch_one(NEXT_CLAIM_SQL, {**params, "todo": Column.TODO})
+    if row is None:
+        return None
+    relay_soon()
+    return _claimed(row)
+
+
+def _claim_of(*, workspace_id: int, task_id: Any, connection_id: int) -> dict[str, Any] | None:
+    """The claim statement's parameters; None for an id that names no task (the ORM path refuses it)."""
     try:
         pk = int(str(task_id).strip())  # as `access._int_id` reads an id; anything else is its refusal
     except ValueError:
         return None
     if not 0 < pk < 2**63:
         return None
-    run_id = uuid.uuid4()
-    params = _claim_params(workspace_id=workspace_id, task_id=pk, connection_id=connection_id, run_id=run_id)
-    row = _one_row(CLAIM_SQL, params)
-    if row is None:
-        return None
-    schedule_relay()
+    return _claim_params(
+        workspace_id=workspace_id, task_id=pk, connection_id=connection_id, run_id=uuid.uuid4()
+    )
+
+
+def _claimed(row: tuple[Any, ...]) -> tuple[Task, Run]:
     task = _row(Task, row)
     run = _row(Run, row[_width(Task) :])
     run.task = task
@@ -292,11 +352,35 @@ def complete(
     completed, its report, the task (Done, or Doing with a review item); None, having changed
     nothing, otherwise. `lists` holds the report's evidence lists, `not_accepted`, and what the
     verification of a task without checks gives (`verification`, `passed`: never False)."""
+    params = _complete_of(workspace_id, run_id, lease_token, outcome, next_step, lists)
+    row = _one_row(COMPLETE_SQL, params) if params is not None else None
+    if row is None:
+        return None
+    schedule_relay()
+    return _completed(row)
+
+
+async def complete_in_loop(
+    *, workspace_id: int, run_id: Any, lease_token: str, outcome: str, next_step: str, lists: dict[str, Any]
+) -> Completed | None:
+    """`complete` from the event loop, on its own pool (weft.apool): no thread, the same statement."""
+    params = _complete_of(workspace_id, run_id, lease_token, outcome, next_step, lists)
+    row = await apool.fetch_one(COMPLETE_SQL, params) if params is not None else None
+    if row is None:
+        return None
+    relay_soon()
+    return _completed(row)
+
+
+def _complete_of(
+    workspace_id: int, run_id: Any, lease_token: str, outcome: str, next_step: str, lists: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The completion statement's parameters; None for a run id that names no run."""
     try:
         ident = uuid.UUID(str(run_id))
     except ValueError:
         return None
-    params = _complete_params(
+    return _complete_params(
         workspace_id=workspace_id,
         run_id=ident,
         lease_token=lease_token,
@@ -304,10 +388,9 @@ def complete(
         next_step=next_step,
         lists=lists,
     )
-    row = _one_row(COMPLETE_SQL, params)
-    if row is None:
-        return None
-    schedule_relay()
+
+
+def _completed(row: tuple[Any, ...]) -> Completed:
     at = _width(Run) + 2
     run = _row(Run, row)
     task = _row(Task, row[at:])

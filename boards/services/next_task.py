@@ -13,13 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from asgiref.sync import sync_to_async
+from django.db import close_old_connections, transaction
 
 from accounts.models import AgentConnection, Usage
 from accounts.services import usage_consume
 from boards import clock
 from boards.results import ClaimResult
-from boards.services.claim import task_claim
+from boards.services import fast
+from boards.services.claim import claimed_in_loop, steps_as_written, task_claim
 from boards.services.common import attention_full, attention_wait
 from boards.services.work import next_start
 from weft.errors import WeftError
@@ -48,10 +50,12 @@ class NextClaim:
         return "No task to start next."
 
 
-def task_claim_next(*, connection: AgentConnection) -> NextClaim:
-    """Start what get_my_work would name next; the claim, or the refusal start_task would give."""
+def task_claim_next(*, connection: AgentConnection, metered: bool = False) -> NextClaim:
+    """Start what get_my_work would name next; the claim, or the refusal start_task would give.
+    `metered`: the call was counted already (`task_claim_next_in_loop`)."""
     try:
-        usage_consume(workspace=connection.workspace, kind=Usage.AGENT_CALLS)
+        if not metered:
+            usage_consume(workspace=connection.workspace, kind=Usage.AGENT_CALLS)
         with transaction.atomic():
             at = clock.db_now()
             hint, attention = next_start(connection=connection, at=at)
@@ -64,6 +68,35 @@ def task_claim_next(*, connection: AgentConnection) -> NextClaim:
     except WeftError as refusal:
         return NextClaim(claim=None, refusal=refusal, hint=_acted_on(refusal.fix))
     return NextClaim(claim=claim, refusal=None, hint=claim.hint)
+
+
+async def task_claim_next_in_loop(*, connection: AgentConnection) -> NextClaim:
+    """`task_claim_next` from the event loop: the call metered by the MCP gate's statement, then,
+    when nothing comes before the best next task, its claim as one statement
+    (`fast.claim_next_in_loop`); in any other state `task_claim_next` in a thread, unmetered."""
+    from weft.mcp import gate  # the meter's one statement; the gate is the MCP surface's
+
+    try:
+        await gate.admit(connection.pk)
+    except WeftError as refusal:
+        return NextClaim(claim=None, refusal=refusal, hint=_acted_on(refusal.fix))
+    claimed = None
+    if steps_as_written():
+        claimed = await fast.claim_next_in_loop(
+            workspace_id=connection.workspace_id, connection_id=connection.pk
+        )
+    if claimed is not None:
+        claim = await claimed_in_loop(*claimed)
+        return NextClaim(claim=claim, refusal=None, hint=claim.hint)
+    return await sync_to_async(_claim_next_in_thread, thread_sensitive=False)(connection)
+
+
+def _claim_next_in_thread(connection: AgentConnection) -> NextClaim:
+    close_old_connections()
+    try:
+        return task_claim_next(connection=connection, metered=True)
+    finally:
+        close_old_connections()
 
 
 def _hinted_start(hint: Hint) -> int | None:

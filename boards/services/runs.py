@@ -37,7 +37,7 @@ from boards.services.common import (
     run_for_write,
     within_limits,
 )
-from boards.services.next_task import task_claim_next
+from boards.services.next_task import task_claim_next, task_claim_next_in_loop
 from weft.events import emit
 from weft.hints import Hint, next_, wait
 
@@ -195,18 +195,57 @@ def run_complete(
     (startNext): that connection then starts its next task, once the report has committed
     (`task_claim_next`)."""
     require_active_workspace(workspace)
-    with within_limits():
-        outcome = limits.text("outcome", outcome, limits.OUTCOME, required=True)
-        next_step = limits.text("nextStep", next_step, limits.NEXT_STEP)
-        limits.without_nul_anywhere("evidence", [artifacts, claims, not_done, unknowns])
-        lists, not_accepted = evidence.sorted_evidence(
-            artifacts=artifacts, claims=claims, not_done=not_done, unknowns=unknowns
-        )
-    evidence_given = {**lists, "not_accepted": not_accepted}
+    outcome, next_step, evidence_given = _report_given(
+        outcome, next_step, [artifacts, claims, not_done, unknowns]
+    )
     done = _fast_completed(workspace, run_id, lease_token, outcome, next_step, evidence_given)
     if done is None:
         done = _completed(workspace, run_id, lease_token, outcome, next_step, evidence_given)
     return done.then(task_claim_next(connection=start_next_for)) if start_next_for else done
+
+
+def _report_given(outcome: str, next_step: str, given: list[Any]) -> tuple[str, str, dict[str, Any]]:
+    """The report's outcome, next step and evidence (artifacts, claims, not_done, unknowns) as
+    checked against their limits: (outcome, next_step, the evidence lists and `not_accepted`)."""
+    artifacts, claims, not_done, unknowns = given
+    with within_limits():
+        outcome = limits.text("outcome", outcome, limits.OUTCOME, required=True)
+        next_step = limits.text("nextStep", next_step, limits.NEXT_STEP)
+        limits.without_nul_anywhere("evidence", given)
+        lists, not_accepted = evidence.sorted_evidence(
+            artifacts=artifacts, claims=claims, not_done=not_done, unknowns=unknowns
+        )
+    return outcome, next_step, {**lists, "not_accepted": not_accepted}
+
+
+async def run_complete_in_loop(
+    *,
+    connection: AgentConnection,
+    run_id: Any,
+    lease_token: str,
+    outcome: str,
+    artifacts: Any = None,
+    claims: Any = None,
+    not_done: Any = None,
+    unknowns: Any = None,
+    next_step: str = "",
+    start_next: bool = False,
+) -> CompleteResult | None:
+    """An agent's completion from the event loop, when it is the common one (`fast.complete_in_loop`,
+    on the loop's pool); None, having changed nothing, otherwise — then `run_complete` runs in a
+    thread. The caller has checked the workspace (the MCP gate). startNext's claim follows once the
+    report has committed, as in `run_complete` (`task_claim_next_in_loop`)."""
+    outcome, next_step, given = _report_given(outcome, next_step, [artifacts, claims, not_done, unknowns])
+    done = await fast.complete_in_loop(
+        workspace_id=connection.workspace_id,
+        run_id=run_id,
+        lease_token=lease_token,
+        **_fast_report(outcome, next_step, given),
+    )
+    if done is None:
+        return None
+    result = _completed_result(done)
+    return result.then(await task_claim_next_in_loop(connection=connection)) if start_next else result
 
 
 def _fast_completed(
@@ -216,17 +255,24 @@ def _fast_completed(
     or an approved step, to Done or to the Inbox; None, having changed nothing, otherwise."""
     if not fast.enabled():
         return None
-    verification, passed = evidence.verify([], _usable(given["artifacts"]))
     done = fast.complete(
         workspace_id=workspace.pk,
         run_id=run_id,
         lease_token=lease_token,
-        outcome=outcome,
-        next_step=next_step,
-        lists={**given, "verification": verification, "passed": passed},
+        **_fast_report(outcome, next_step, given),
     )
-    if done is None:
-        return None
+    return _completed_result(done) if done is not None else None
+
+
+def _fast_report(outcome: str, next_step: str, given: dict[str, Any]) -> dict[str, Any]:
+    """The report's part of the one-statement completion: a task without checks verifies its
+    usable artifacts only."""
+    verification, passed = evidence.verify([], _usable(given["artifacts"]))
+    lists = {**given, "verification": verification, "passed": passed}
+    return {"outcome": outcome, "next_step": next_step, "lists": lists}
+
+
+def _completed_result(done: fast.Completed) -> CompleteResult:
     hint = _completed_hint(done.task, done.item)
     return CompleteResult(run=done.run, task=done.task, report=done.report, inbox_item=done.item, hint=hint)
 

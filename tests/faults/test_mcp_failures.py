@@ -52,7 +52,7 @@ def test_it_answers_unavailable_when_the_database_is_lost(alice, ws_a, exc):
 
 def test_it_answers_internal_error_with_a_logged_request_id(alice, ws_a, caplog):
     _, connection = agent_token(alice, ws_a)
-    with caplog.at_level(logging.ERROR, logger="weft.mcp.server"):
+    with caplog.at_level(logging.ERROR, logger="weft.mcp.failures"):
         result = _run_for_connection(_raising(KeyError("surprise")), connection.pk)
     payload = _checked(result, "internal_error")
     request_id = payload["error"]["details"]["request_id"]

@@ -5,7 +5,9 @@ in-process ASGI path. A call whose token is already verified costs two queries a
 the connection re-check (`connection_live`: not revoked, seat held, with workspace and plan)
 and the usage increment. The first call of a token also verifies it: access token, connection,
 seat, last_used_at — and, the first time in the month, creates the usage row. On PostgreSQL
-the two around the tool are one statement on the gate's own pool (weft/mcp/gate.py).
+the two around the tool are one statement on the gate's own pool (weft/mcp/gate.py), and a
+common claim is one more there (boards/services/fast.py), its relay run after the answer
+(`events.relay_soon`): the count waits for that relay.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from accounts.connections import connection_live
 from boards.models import Task
 from boards.services import board_default, task_claim
 from tests.mcp.harness import MCP, agent_token, in_process
+from weft import apool, events
 from weft.mcp import gate
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -52,7 +55,7 @@ def all_queries() -> Iterator[list[str]]:
             seen.append(sql)
         return original(self, sql, params, many, executor)
 
-    real_fetch = gate.fetch_one
+    real_fetch = apool.fetch_one
 
     async def fetching(sql: str, params: Any) -> Any:
         with lock:
@@ -62,8 +65,16 @@ def all_queries() -> Iterator[list[str]]:
     with (
         mock.patch.object(CursorWrapper, "_execute_with_wrappers", counting),
         mock.patch.object(gate, "fetch_one", fetching),
+        mock.patch.object(apool, "fetch_one", fetching),
     ):
         yield seen
+
+
+async def relayed() -> None:
+    """Wait for the relay the loop started after its own commits (`events.relay_soon`)."""
+    pump = events._pumps.get(asyncio.get_running_loop())
+    while pump is not None and pump.task is not None:
+        await asyncio.sleep(0.01)
 
 
 @pytest.fixture
@@ -108,6 +119,7 @@ def test_start_task_costs_the_claim_plus_two_queries(with_noop, alice, ws_a):
             await mcp.call("noop")  # verifies the token, creates the month's usage row
             with all_queries() as seen:
                 result = await mcp.call("start_task", {"id": through_mcp.pk})
+                await relayed()
         return result, len(seen)
 
     result, total = asyncio.run(start())

@@ -10,33 +10,29 @@ cap (`INSERT … ON CONFLICT DO UPDATE … WHERE count + 1 <= cap`, so concurren
 a count nor overshoot) — on `psycopg_pool.AsyncConnectionPool`, without a thread hop.
 tests/mcp/test_gate.py runs every refusal through both paths and compares the answers.
 
-The pool is opened lazily in the running event loop (the first tool call) and closed by the
-ASGI lifespan's shutdown (weft/asgi.py). It connects to Django's default database, autocommit:
-each statement is its own transaction, as the ORM path's two were. A loop that opened the pool
-must close it (`close_pool`) before it ends: the pool's workers keep `asyncio.run` from returning.
+The pool is the event loop's own (weft.apool), autocommit: each statement is its own
+transaction, as the ORM path's two were.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
-import psycopg
-from django.conf import settings
 from django.db import models
 from django.utils import timezone
-from psycopg_pool import AsyncConnectionPool
 
 from accounts.access import require_active_workspace
 from accounts.models import AgentConnection, Plan, Seat, Usage, Workspace, month_start
 from accounts.services.workspaces import usage_refusal
+from weft.apool import _open_pool, _Pools, close_pool, conninfo, enabled, fetch_one
 from weft.errors import WeftError
 from weft.hints import wait
 
 KIND = Usage.AGENT_CALLS
 MODELS: tuple[type[models.Model], ...] = (AgentConnection, Workspace, Plan)
-# Connection options Django reads itself; the rest are libpq's (sslmode, options, …).
-DJANGO_ONLY_OPTIONS = {"pool", "server_side_binding", "isolation_level", "assume_role"}
+# The pool is weft.apool's, shared with the one-statement claim and completion; its names stay
+# importable from here.
+__all__ = ["_Pools", "_open_pool", "admit", "close_pool", "conninfo", "enabled", "fetch_one", "refusal"]
 
 
 def unauthenticated() -> WeftError:
@@ -45,12 +41,6 @@ def unauthenticated() -> WeftError:
         "this call carries no signed-in agent connection",
         fix=wait("the person signs the agent in to Weft again", "get_my_work"),
     )
-
-
-def enabled() -> bool:
-    """The gate runs here on PostgreSQL (unless WEFT_MCP_GATE_POOL is off); SQLite keeps the ORM path."""
-    database = settings.DATABASES["default"]
-    return "postgresql" in database["ENGINE"] and bool(settings.WEFT_MCP_GATE_POOL.get("enabled", True))
 
 
 def _fields(model: type[models.Model]) -> list[models.Field[Any, Any]]:
@@ -142,94 +132,3 @@ async def admit(connection_id: int | None) -> AgentConnection:
     if error is not None:
         raise error
     return connection
-
-
-async def fetch_one(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
-    """One statement on the gate's pool, its first row.
-
-    No health check before each statement (it would be a second round trip): a connection a
-    database restart broke while idle fails its statement instead; then the pool's idle
-    connections are checked and the statement runs once more on a live one. A second failure
-    is the caller's (`unavailable`).
-    """
-    pool = await _open_pool()
-    try:
-        return await _fetch_on(pool, sql, params)
-    except _Broken:
-        await pool.check()
-    try:
-        return await _fetch_on(pool, sql, params)
-    except _Broken as again:
-        raise again.error from None
-
-
-class _Broken(Exception):
-    """The statement failed because its pooled connection is broken (a restart, a dropped socket)."""
-
-    def __init__(self, error: psycopg.OperationalError) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
-async def _fetch_on(pool: AsyncConnectionPool, sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
-    async with pool.connection() as conn:
-        try:
-            cursor = await conn.execute(sql, params)
-        except psycopg.OperationalError as exc:
-            if conn.broken:
-                raise _Broken(exc) from exc
-            raise
-        return await cursor.fetchone()
-
-
-class _Pools:
-    """The pool of the running event loop (a test process runs several loops one after another)."""
-
-    pool: AsyncConnectionPool | None = None
-    loop: asyncio.AbstractEventLoop | None = None
-    lock: asyncio.Lock | None = None
-
-
-def conninfo() -> dict[str, Any]:
-    """libpq parameters for Django's default database (its test database under the test runner)."""
-    database = settings.DATABASES["default"]
-    params = {
-        "dbname": database["NAME"],
-        "user": database.get("USER") or None,
-        "password": database.get("PASSWORD") or None,
-        "host": database.get("HOST") or None,
-        "port": database.get("PORT") or None,
-    }
-    options = {k: v for k, v in (database.get("OPTIONS") or {}).items() if k not in DJANGO_ONLY_OPTIONS}
-    return {k: v for k, v in {**params, **options}.items() if v is not None}
-
-
-async def _open_pool() -> AsyncConnectionPool:
-    loop = asyncio.get_running_loop()
-    if _Pools.loop is not loop:
-        # A pool of a loop that has ended cannot be closed from this one; its connections go
-        # with it. The lifespan's shutdown closes the pool of a server's own loop.
-        _Pools.pool, _Pools.loop, _Pools.lock = None, loop, asyncio.Lock()
-    assert _Pools.lock is not None
-    async with _Pools.lock:
-        if _Pools.pool is None:
-            config = settings.WEFT_MCP_GATE_POOL
-            pool = AsyncConnectionPool(
-                kwargs={**conninfo(), "autocommit": True},
-                min_size=config.get("min_size", 1),
-                max_size=config.get("max_size", 4),
-                timeout=config.get("timeout", 10),
-                open=False,
-                name="weft-mcp-gate",
-            )
-            await pool.open()
-            _Pools.pool = pool
-        return _Pools.pool
-
-
-async def close_pool() -> None:
-    """Close this loop's pool (the ASGI lifespan's shutdown); the next call opens a new one."""
-    pool, loop = _Pools.pool, _Pools.loop
-    _Pools.pool = None
-    if pool is not None and loop is asyncio.get_running_loop():
-        await pool.close()

@@ -8,52 +8,36 @@ meters the call, runs the service and renders the result with its hint.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
-import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-import psycopg
-import psycopg_pool
-import redis.exceptions
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, close_old_connections
+from django.db import close_old_connections
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent
 from pydantic import ValidationError
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp
 
 from boards.limits import nul_path, without_nul
-from weft.errors import WeftError, internal_error, invalid_argument, unavailable
+from weft.errors import WeftError, invalid_argument
 from weft.hints import Hint, fix, render_text
 from weft.mcp import gate
 from weft.mcp.clients import capturing_client_info
+from weft.mcp.failures import answering_failures, failure_error
 from weft.mcp.fixes import corrected_call, field_name, parse_field, value_at
 from weft.mcp.schemas import compact, untitled
 
 MCP_PATH = "/api/mcp"
 log = logging.getLogger(__name__)
-
-# psycopg_pool.PoolTimeout is a psycopg.OperationalError; psycopg's errors reach us unwrapped
-# when they come from the pool rather than through Django's cursor.
-REDIS_ERRORS: tuple[type[Exception], ...] = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
-UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (
-    OperationalError,
-    InterfaceError,
-    psycopg.OperationalError,
-    psycopg.InterfaceError,
-    psycopg_pool.PoolTimeout,
-    *REDIS_ERRORS,
-)
 
 INSTRUCTIONS = """\
 Weft is the task board you share with the people you work for. The server holds the loop:
@@ -127,11 +111,6 @@ def _outcome(fn: Callable[[Any], Any], connection: Any) -> CallToolResult:
     return outcome if isinstance(outcome, CallToolResult) else render_result(outcome)
 
 
-def _is_unavailable(exc: BaseException) -> bool:
-    """A lost or broken database or cache connection: the same call can work a few seconds later."""
-    return isinstance(exc, UNAVAILABLE_ERRORS)
-
-
 def _run_for_connection(
     fn: Callable[[Any], Any], connection_id: int | None, admitted: Any = None
 ) -> CallToolResult:
@@ -148,37 +127,42 @@ def _run_for_connection(
         return error_result(failure_error(exc, "MCP tool call"))
 
 
-def failure_error(exc: Exception, where: str) -> WeftError:
-    """A failure nobody planned for, logged: unavailable for a lost database or cache, else
-    internal_error with the request id that finds the traceback."""
-    if _is_unavailable(exc):
-        log.warning("%s: a service is unavailable: %r", where, exc)
-        return unavailable("the cache" if isinstance(exc, REDIS_ERRORS) else "the database")
-    request_id = uuid.uuid4().hex
-    log.error("%s failed unexpectedly (request %s)", where, request_id, exc_info=exc)
-    return internal_error(request_id)
-
-
-async def call_as_connection(fn: Callable[[Any], Any], *, in_loop: bool = False) -> CallToolResult:
+async def call_as_connection(
+    fn: Callable[[Any], Any],
+    *,
+    in_loop: bool = False,
+    fast: Callable[[Any], Awaitable[Any | None]] | None = None,
+) -> CallToolResult:
     """Run `fn(connection)` for the caller's connection in a worker thread; WeftError → isError result.
 
     `fn` returns a service result (rendered here) or a ready CallToolResult. On PostgreSQL the
     gate (connection, seat, workspace, meter) is one statement in the event loop (weft.mcp.gate),
     and `in_loop=True` — for an `fn` that touches no database — runs `fn` there too: no thread.
+    `fast(connection)`, an async service for the common case on the loop's own pool, is tried
+    first there: its result is the answer, and None (nothing changed) hands the call to `fn`.
     """
     token = get_access_token()
     connection_id = (token.claims or {}).get("connection_id") if token else None
     if not gate.enabled():
         return await sync_to_async(_run_for_connection, thread_sensitive=False)(fn, connection_id)
-    return await _gated(fn, connection_id, in_loop=in_loop)
+    return await _gated(fn, connection_id, in_loop=in_loop, fast=fast)
 
 
-async def _gated(fn: Callable[[Any], Any], connection_id: int | None, *, in_loop: bool) -> CallToolResult:
+async def _gated(
+    fn: Callable[[Any], Any],
+    connection_id: int | None,
+    *,
+    in_loop: bool,
+    fast: Callable[[Any], Awaitable[Any | None]] | None = None,
+) -> CallToolResult:
     """`_run_for_connection` with the gate in the event loop (PostgreSQL): the same answers."""
     try:
         connection = await gate.admit(connection_id)
         if in_loop:
             return _outcome(fn, connection)
+        done = await fast(connection) if fast is not None else None
+        if done is not None:
+            return render_result(done)
     except WeftError as error:
         return error_result(error)
     except Exception as exc:
@@ -332,89 +316,6 @@ def _with_test_token(app: ASGIApp, token: str) -> ASGIApp:
     return wrapped
 
 
-def _answering_failures(app: ASGIApp) -> ASGIApp:
-    """Failures outside a tool call (the token check meeting a lost database) keep the contract:
-    a JSON-RPC error whose data carries the code and the Wait: line, never a bare HTTP 500."""
-
-    async def guarded(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await app(scope, receive, send)
-            return
-        started = False
-        # Starlette's error middleware answers a crash with a bare 500 and then re-raises: hold a
-        # 500 until the app returns, so that answer can be replaced by one with a code and a hint.
-        held: list[dict[str, Any]] = []
-        replaced: list[bool] = []
-
-        async def flush() -> None:
-            nonlocal started
-            started = started or bool(held)
-            while held:
-                await send(held.pop(0))
-
-        async def tracking_send(message: Any) -> None:
-            nonlocal started
-            if replaced:
-                return  # the body of the SDK's bare 413, already answered with a code and a hint
-            if message["type"] == "http.response.start" and message.get("status") == 413 and not started:
-                replaced.append(True)
-                started = True
-                await _send_error(send, _too_large(), status=413)
-                return
-            if message["type"] == "http.response.start" and message.get("status") == 500 and not started:
-                held.append(message)
-                return
-            if len(held) == 1 and message["type"] == "http.response.body" and not message.get("more_body"):
-                # The whole bare 500: wait for the exception that follows it; sent on a clean return.
-                held.append(message)
-                return
-            await flush()
-            started = True
-            await send(message)
-
-        try:
-            await app(scope, receive, tracking_send)
-            await flush()
-            return
-        except Exception as exc:
-            if started:
-                raise
-            await _send_failure(send, exc)
-
-    return guarded
-
-
-def _too_large() -> WeftError:
-    limit = DEFAULT_MAX_REQUEST_BODY_SIZE
-    return WeftError(
-        "invalid_argument",
-        f"request: the body is over {limit} bytes; send less (every text argument has a limit)",
-        details={"field": "request", "reason": "too_large", "maximumBytes": limit},
-        fix=fix("get_my_work"),
-    )
-
-
-async def _send_failure(send: Any, exc: Exception) -> None:
-    """The answer to a failure outside a tool call: a JSON-RPC error carrying the code and the hint."""
-    await _send_error(send, failure_error(exc, "MCP request"))
-
-
-async def _send_error(send: Any, error: WeftError, *, status: int | None = None) -> None:
-    status = status or error.http_status
-    body = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": None,
-            "error": {"code": -32603, "message": error.as_text(), "data": error.as_json()},
-        }
-    ).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if status == 503:
-        headers.append((b"retry-after", b"5"))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
 def mcp_asgi_app() -> ASGIApp:
     """The ASGI app for /api/mcp and /.well-known/oauth-protected-resource/api/mcp."""
     app: ASGIApp = build_server().streamable_http_app(
@@ -429,7 +330,7 @@ def mcp_asgi_app() -> ASGIApp:
     )
     if settings.WEFT_MCP_TEST_TOKEN:
         app = _with_test_token(app, settings.WEFT_MCP_TEST_TOKEN)
-    app = _answering_failures(capturing_client_info(app))
+    app = answering_failures(capturing_client_info(app))
     # Browser-based MCP clients: the same origins the transport security admits.
     return CORSMiddleware(
         app,
