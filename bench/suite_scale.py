@@ -14,11 +14,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import httpx
 from asgiref.sync import sync_to_async
 
 from bench import infra, seed
-from bench.driver import McpClient, ToolError, drive, timed
+from bench.driver import HttpError, HttpTimeout, McpClient, ToolError, drive, timed
 from bench.harness import Context, interleave, report
 from bench.stats import Sample, ratio
 
@@ -82,7 +81,7 @@ async def run(ctx: Context, *, large: int | None = None) -> None:
             began = time.perf_counter()
             try:
                 data = await c.call("start_task", {"id": next(todo[name])})
-            except (ToolError, httpx.HTTPError):
+            except (ToolError, HttpError):
                 return None
             seconds = time.perf_counter() - began
             args = {"runId": data["runId"], "leaseToken": data["leaseToken"], "outcome": "Done."}
@@ -113,10 +112,10 @@ async def run(ctx: Context, *, large: int | None = None) -> None:
                 began = time.perf_counter()
                 try:
                     await boards[name].call("get_board_state")
-                except httpx.TimeoutException:
+                except HttpTimeout:
                     timed_out.add(name)
                     return time.perf_counter() - began  # a lower bound: the call was still running
-                except (ToolError, httpx.HTTPError):
+                except (ToolError, HttpError):
                     return None
                 return time.perf_counter() - began
 
