@@ -63,16 +63,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, timedelta
 from functools import partial
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.db import close_old_connections, connection, transaction
+from django.db import close_old_connections, connection, models, transaction
 from django.db.models import Max, Min
 from django.utils import timezone
 
+from accounts.models import Workspace
 from weft.models import Event
 
 log = logging.getLogger(__name__)
@@ -205,7 +206,7 @@ def relay(*, batch: int = RELAY_BATCH) -> list[Event]:
     positioned: list[Event] = []
     # Looked at again after every batch commits, a short one too: an event whose writer found
     # the lock taken while this relay held it has committed by now and is seen here.
-    while Event.objects.filter(position__isnull=True).exists():
+    while _waiting():
         with transaction.atomic():
             events = _position_batch(batch)
             if events is None:
@@ -216,6 +217,13 @@ def relay(*, batch: int = RELAY_BATCH) -> list[Event]:
                 transaction.on_commit(partial(_fan_out, events))
         positioned += events
     return positioned
+
+
+def _waiting() -> bool:
+    """Whether a committed event waits for its position (the partial index `event_unpositioned`)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT 1 FROM {_EVENT_TABLE} WHERE position IS NULL LIMIT 1")  # noqa: S608
+        return cursor.fetchone() is not None
 
 
 def _position_batch(batch: int) -> list[Event] | None:
@@ -229,13 +237,10 @@ def _position_batch(batch: int) -> list[Event] | None:
             # A new statement, a new snapshot: it sees every event committed before the lock.
             # nextval() in the select list runs after ORDER BY and LIMIT (PostgreSQL's SELECT
             # reference), so positions follow id order; the CTE is evaluated once.
-            cursor.execute(
-                f"WITH batch AS (SELECT id, nextval('{SEQUENCE}') AS position FROM {table} "  # noqa: S608
-                "WHERE position IS NULL ORDER BY id LIMIT %s) "
-                f"UPDATE {table} SET position = batch.position FROM batch WHERE {table}.id = batch.id "
-                f"RETURNING {table}.id",
-                [batch],
-            )
+            # The batch comes back with its workspaces, as the hooks and the fan-out read them: one
+            # round trip, and no query for the ORM to compile on every relay.
+            cursor.execute(_POSITION_AND_READ, [batch])
+            return [_event_of(row) for row in cursor.fetchall()]
         else:
             # The IMMEDIATE transaction holds SQLite's one write lock: no writer commits meanwhile.
             cursor.execute(f"SELECT COALESCE(MAX(position), 0) FROM {table}")  # noqa: S608
@@ -251,6 +256,37 @@ def _position_batch(batch: int) -> list[Event] | None:
     if not ids:
         return []
     return list(Event.objects.filter(pk__in=ids).select_related("workspace").order_by("position"))
+
+
+def _columns(model: type[models.Model], alias: str) -> str:
+    return ", ".join(f'{alias}."{field.column}"' for field in model._meta.concrete_fields)
+
+
+_EVENT_TABLE = Event._meta.db_table
+_POSITION_AND_READ = (
+    f"WITH batch AS (SELECT id, nextval('{SEQUENCE}') AS position FROM {_EVENT_TABLE} "  # noqa: S608
+    "WHERE position IS NULL ORDER BY id LIMIT %s), "
+    f"moved AS (UPDATE {_EVENT_TABLE} e SET position = batch.position FROM batch WHERE e.id = batch.id "
+    f"RETURNING {_columns(Event, 'e')}) "
+    f"SELECT {_columns(Event, 'moved')}, {_columns(Workspace, 'w')} FROM moved "
+    f"JOIN {Workspace._meta.db_table} w ON w.id = moved.workspace_id ORDER BY moved.position"
+)
+
+
+def _instance(model: type[models.Model], values: Sequence[Any]) -> Any:
+    fields = model._meta.concrete_fields
+    loaded = [
+        f.from_db_value(v, None, connection) if hasattr(f, "from_db_value") else v
+        for f, v in zip(fields, values, strict=True)
+    ]
+    return model.from_db(connection.alias, [f.attname for f in fields], loaded)
+
+
+def _event_of(row: Sequence[Any]) -> Event:
+    width = len(Event._meta.concrete_fields)
+    event: Event = _instance(Event, row[:width])
+    event.workspace = _instance(Workspace, row[width:])
+    return event
 
 
 def _fan_out(events: list[Event]) -> None:
