@@ -1,5 +1,8 @@
 """Live push: each committed event becomes a small message to its workspace's Channels group.
 
+This is the sending side; boards/fanout.py receives the message once per server process and
+writes it to that workspace's sockets there.
+
 The message names what changed, never its content; the page re-fetches what it shows
 through the ordinary (access-checked) views. Channel layers deliver at most once, so a
 page that reconnects re-fetches its whole state instead of trusting missed messages.
@@ -40,8 +43,11 @@ def workspace_group(workspace_id: int) -> str:
 
 
 def event_message(event: Any) -> dict[str, Any]:
+    # A process hears every workspace it has sockets for on one channel (boards/fanout.py): the
+    # message names its workspace, and only that workspace's sockets get it.
     return {
         "type": MESSAGE_TYPE,
+        "workspace": event.workspace_id,
         "position": event.position,
         "event": event.type,
         "entity_type": event.entity_type,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.test import Client
@@ -11,8 +12,9 @@ from django.test import Client
 from accounts.models import AgentConnection, User, Workspace
 from boards import services
 from boards.consumers import REFUSED
+from boards.fanout import LAYER_FAILED
 from boards.models import InboxItem
-from boards.push import push_event
+from boards.push import push_event, workspace_group
 from tests.web.factories import make_review
 from weft.asgi import application
 from weft.models import Event
@@ -107,19 +109,50 @@ async def test_it_answers_a_ping(alice, ws_a):
     await socket.disconnect()
 
 
-async def test_it_pushes_through_the_redis_channel_layer(alice, carol, ws_a, ws_b, redis_url, settings):
+async def test_it_pushes_through_the_redis_channel_layer(alice, bob, carol, ws_a, ws_b, redis_url, settings):
+    import redis
+
     settings.CHANNEL_LAYERS = {
         "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [redis_url]}}
     }
-    ours = await _socket(alice, ws_a)
+    ours = [await _socket(alice, ws_a), await _socket(bob, ws_a)]
     theirs = await _socket(carol, ws_b)
-    assert (await ours.connect())[0]
-    assert (await theirs.connect())[0]
+    for socket in [*ours, theirs]:
+        assert (await socket.connect())[0]
+    # One member per process, however many of its sockets are open in the workspace.
+    members = redis.Redis.from_url(redis_url).zcard(f"asgi:group:{workspace_group(ws_a.pk)}")
+    assert members == 1
     await sync_to_async(push_event)(_event(ws_a, position=11))
-    assert (await ours.receive_json_from(timeout=3))["position"] == 11
+    for socket in ours:
+        assert (await socket.receive_json_from(timeout=3))["position"] == 11
     assert await theirs.receive_nothing(timeout=0.5)
-    await ours.disconnect()
-    await theirs.disconnect()
+    for socket in [*ours, theirs]:
+        await socket.disconnect()
+
+
+async def test_its_sockets_share_one_group_member_until_the_last_one_closes(alice, bob, ws_a):
+    sockets = [await _socket(alice, ws_a), await _socket(bob, ws_a), await _socket(alice, ws_a)]
+    for socket in sockets:
+        assert (await socket.connect())[0]
+    groups = get_channel_layer().groups  # type: ignore[union-attr]
+    assert len(groups[workspace_group(ws_a.pk)]) == 1
+    await sync_to_async(push_event)(_event(ws_a, position=5))
+    for socket in sockets:
+        assert (await socket.receive_json_from(timeout=2))["position"] == 5
+    await sockets[0].disconnect()
+    await sockets[1].disconnect()
+    assert len(groups[workspace_group(ws_a.pk)]) == 1
+    await sockets[2].disconnect()
+    assert workspace_group(ws_a.pk) not in groups
+
+
+async def test_it_closes_the_socket_when_the_channel_layer_fails_so_the_page_refetches(alice, ws_a, settings):
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "tests.web.test_live_fanout.FailingLayer"}}
+    socket = await _socket(alice, ws_a)
+    assert (await socket.connect())[0]
+    get_channel_layer().broken.set()  # type: ignore[union-attr]
+    closed = await socket.receive_output(timeout=2)
+    assert closed == {"type": "websocket.close", "code": LAYER_FAILED}
 
 
 async def test_it_pushes_a_committed_inbox_decision_to_the_workspace(alice, ws_a):
