@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from channels.layers import get_channel_layer
 from django.conf import settings
 
-from boards.push import MESSAGE_TYPE, workspace_group
+from boards.push import MESSAGE_TYPE, unbatched, workspace_group
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,10 @@ class Fanout:
         members = self.sockets.get(workspace) if isinstance(workspace, int) else None
         if not members:
             return
-        frame = event_frame(message)
+        for one in unbatched(message):
+            self._write(members, event_frame(one))
+
+    def _write(self, members: set[Socket], frame: str) -> None:
         loop = asyncio.get_running_loop()
         for socket in list(members):
             # Each write runs at once and, with uvicorn, finishes at once; one that has to wait

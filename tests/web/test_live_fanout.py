@@ -12,7 +12,7 @@ from channels.layers import InMemoryChannelLayer
 
 from boards import fanout
 from boards.fanout import Fanout
-from boards.push import MESSAGE_TYPE, workspace_group
+from boards.push import MESSAGE_TYPE, batched, workspace_group
 
 A, B = 1, 2
 
@@ -120,6 +120,22 @@ async def test_it_writes_a_message_only_to_the_sockets_of_the_workspace_it_names
     await asyncio.sleep(0)
     assert ours.frames == []
     assert [frame["position"] for frame in theirs.frames] == [3]
+    await hub.leave(A, ours)
+    await hub.leave(B, theirs)
+
+
+async def test_a_batch_of_pushes_reaches_its_workspace_as_one_frame_per_event_in_order():
+    hub = Fanout(InMemoryChannelLayer())
+    ours, theirs = Page(), Page()
+    await hub.join(A, ours)
+    await hub.join(B, theirs)
+    hub.deliver(batched([_message(A, 3), _message(A, 4), _message(A, 6)]))
+    await asyncio.sleep(0)
+    assert ours.frames == [
+        {"type": "event", "position": p, "event": "task.created", "entity_type": "task", "entity_id": str(p)}
+        for p in (3, 4, 6)
+    ]
+    assert theirs.frames == []
     await hub.leave(A, ours)
     await hub.leave(B, theirs)
 

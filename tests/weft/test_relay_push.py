@@ -68,13 +68,14 @@ class CountingLayer:
 
     def __init__(self) -> None:
         self.positions: list[int] = []
-        self.running = self.most = 0
+        self.sends = self.running = self.most = 0
 
     async def group_send(self, group: str, message: dict[str, Any]) -> None:
         self.running += 1
+        self.sends += 1
         self.most = max(self.most, self.running)
         await asyncio.sleep(0.01)
-        self.positions.append(message["position"])
+        self.positions.extend(one["position"] for one in push.unbatched(message))
         self.running -= 1
 
 
@@ -93,3 +94,31 @@ async def test_a_burst_of_pushes_is_sent_one_at_a_time_in_position_order(monkeyp
         await asyncio.sleep(0.02)
     assert layer.positions == list(range(1, 22))
     assert layer.most == 1, f"{layer.most} sends ran at once: one channel-layer connection each"
+    # The batch's pushes waiting in a row went together: far fewer sends than events.
+    assert layer.sends < 21 / 2, f"{layer.sends} sends for 21 events"
+
+
+async def test_pushes_to_two_workspaces_keep_their_order_and_their_workspace(monkeypatch):
+    layer = CountingLayer()
+    groups: list[str] = []
+    real_send = layer.group_send
+
+    async def recording(group: str, message: dict[str, Any]) -> None:
+        groups.extend([group] * len(push.unbatched(message)))
+        await real_send(group, message)
+
+    monkeypatch.setattr(layer, "group_send", recording)
+    monkeypatch.setattr(push, "get_channel_layer", lambda: layer)
+    events = [_event(1), _event(2), Event(workspace_id=6, position=3, type="task.created", entity_type="task",
+              entity_id="1"), _event(4)]  # fmt: skip
+
+    def fan_out_batch() -> None:
+        for event in events:
+            push.push_event(event)
+
+    await sync_to_async(fan_out_batch)()
+    deadline = time.monotonic() + 5
+    while len(layer.positions) < 4 and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert layer.positions == [1, 2, 3, 4]
+    assert groups == [push.workspace_group(w) for w in (5, 5, 6, 5)]
