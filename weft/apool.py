@@ -29,7 +29,9 @@ def enabled() -> bool:
     return "postgresql" in database["ENGINE"] and bool(settings.WEFT_MCP_GATE_POOL.get("enabled", True))
 
 
-async def fetch_one(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
+async def fetch_one(
+    sql: str, params: dict[str, Any], *, prepare: bool | None = None
+) -> tuple[Any, ...] | None:
     """One statement on the loop's pool, its first row.
 
     No health check before each statement (it would be a second round trip): a connection a
@@ -39,11 +41,11 @@ async def fetch_one(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
     """
     pool = await _open_pool()
     try:
-        return await _fetch_on(pool, sql, params)
+        return await _fetch_on(pool, sql, params, prepare)
     except _Broken:
         await pool.check()
     try:
-        return await _fetch_on(pool, sql, params)
+        return await _fetch_on(pool, sql, params, prepare)
     except _Broken as again:
         raise again.error from None
 
@@ -56,10 +58,12 @@ class _Broken(Exception):
         self.error = error
 
 
-async def _fetch_on(pool: AsyncConnectionPool, sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
+async def _fetch_on(
+    pool: AsyncConnectionPool, sql: str, params: dict[str, Any], prepare: bool | None
+) -> tuple[Any, ...] | None:
     async with pool.connection() as conn:
         try:
-            cursor = await conn.execute(sql, params)
+            cursor = await conn.execute(sql, params, prepare=prepare)
         except psycopg.OperationalError as exc:
             if conn.broken:
                 raise _Broken(exc) from exc

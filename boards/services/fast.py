@@ -224,7 +224,9 @@ async def claim_next_in_loop(*, workspace_id: int, connection_id: int) -> tuple[
     params = _claim_params(
         workspace_id=workspace_id, task_id=0, connection_id=connection_id, run_id=uuid.uuid4()
     )
-    row = await apool.fetch_one(NEXT_CLAIM_SQL, {**params, "todo": Column.TODO})
+    # Planned for each call's values, never prepared: a prepared (generic) plan of the pick walked
+    # the workspace's Todo tasks and every run, 12 ms a call at 6,000 tasks against 0.7 ms.
+    row = await apool.fetch_one(NEXT_CLAIM_SQL, {**params, "todo": Column.TODO}, prepare=False)
     if row is None:
         return None
     relay_soon()
@@ -304,6 +306,12 @@ event AS (
 )
 SELECT run.*, task.*, report.*, item.* FROM run CROSS JOIN task CROSS JOIN report LEFT JOIN item ON true
 """  # noqa: S608 (as CLAIM_SQL)
+
+# Sent as one line each: psycopg remembers how it read a statement's placeholders only for a
+# statement under 4 KB, and the completion's layout alone took it over (no literal holds a space run).
+CLAIM_SQL, NEXT_CLAIM_SQL, COMPLETE_SQL = (
+    " ".join(sql.split()) for sql in (CLAIM_SQL, NEXT_CLAIM_SQL, COMPLETE_SQL)
+)
 
 
 @dataclass(frozen=True)

@@ -57,10 +57,10 @@ def all_queries() -> Iterator[list[str]]:
 
     real_fetch = apool.fetch_one
 
-    async def fetching(sql: str, params: Any) -> Any:
+    async def fetching(sql: str, params: Any, **options: Any) -> Any:
         with lock:
             seen.append(sql)
-        return await real_fetch(sql, params)
+        return await real_fetch(sql, params, **options)
 
     with (
         mock.patch.object(CursorWrapper, "_execute_with_wrappers", counting),
