@@ -34,7 +34,8 @@ Relaying from the event loop. Code in the server's event loop that commits event
 (the one-statement claim and completion on weft.apool) calls `relay_soon()`: the relay runs in a
 worker thread while the answer goes out, one at a time per loop. It starts RELAY_SOON_DELAY
 (20 ms) after the first call, and calls made while it waits share it, calls made while it runs
-share one more run after it: a busy server relays tens of times a second, not once per write. As everywhere, a write answers without waiting for its events' positions.
+share one more run after it: a busy server relays tens of times a second, not once per write.
+As everywhere, a write answers without waiting for its events' positions.
 
 Relay hooks. `register_relay_hook(fn)`: `fn(events)` is called with each freshly positioned
 batch (in position order) INSIDE the relay's transaction, so a consumer can write rows of its
