@@ -1,0 +1,58 @@
+"""startNext's claim statement keeps an index plan when PostgreSQL caches a generic plan for it.
+
+The loop's pool prepares its statements (weft.apool), and after a few runs PostgreSQL may plan a
+prepared statement once for any parameters. A pick that filtered Todo through a parameter could not
+use the partial `task_best_next` index (its predicate is `column = 'todo'`): its generic plan read
+and sorted every task of the workspace, 12 ms a call at 6,000 tasks. auto_explain, at NOTICE,
+hands the plan the statement ran with to the client that ran it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import psycopg
+import pytest
+from django.db import connection
+
+from boards.services import fast
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("on_postgres")]
+
+
+def _executed_plan(sql: str, params: dict[str, Any], *, generic: bool) -> str:
+    """The plan PostgreSQL ran `sql` with, prepared and (when `generic`) planned for any values."""
+    notices: list[str] = []
+    settings = connection.settings_dict
+    with psycopg.connect(
+        dbname=settings["NAME"],
+        user=settings["USER"],
+        password=settings["PASSWORD"],
+        host=settings["HOST"],
+        port=settings["PORT"],
+    ) as conn:
+        conn.add_notice_handler(lambda diag: notices.append(diag.message_primary or ""))
+        conn.execute("LOAD 'auto_explain'")
+        conn.execute("SET auto_explain.log_min_duration = 0")
+        conn.execute("SET auto_explain.log_level = notice")
+        conn.execute("SET auto_explain.log_nested_statements = on")
+        mode = "force_generic_plan" if generic else "force_custom_plan"
+        conn.execute(f"SET plan_cache_mode = {mode}")
+        conn.execute(sql, params, prepare=True)
+        conn.rollback()
+    plans = [n for n in notices if "pick" in n or "task_best_next" in n or "boards_task" in n]
+    assert plans, notices
+    return "\n".join(plans)
+
+
+@pytest.mark.parametrize("generic", [False, True], ids=["custom plan", "generic plan"])
+def test_the_pick_reads_the_best_next_index_under_either_plan(agent, make_task, generic):
+    for n in range(40):
+        make_task(f"t{n}", column="todo")
+    params = fast._claim_params(
+        workspace_id=agent.workspace_id, task_id=0, connection_id=agent.pk, run_id=uuid.uuid4()
+    )
+    plan = _executed_plan(fast.NEXT_CLAIM_SQL, params, generic=generic)
+    assert "task_best_next" in plan
+    assert "Sort" not in plan
