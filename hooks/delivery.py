@@ -93,14 +93,15 @@ _SUBSCRIPTION_FIELDS = ("id", "workspace_id", "event_types", "entity_type", "ent
 def _active_subscriptions(workspace_ids: set[int]) -> list[dict[str, Any]]:
     """The active subscriptions of these workspaces, as `values(*_SUBSCRIPTION_FIELDS)` gives them."""
     meta = Subscription._meta
-    fields = [meta.get_field(name) for name in _SUBSCRIPTION_FIELDS]
-    columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
+    by_attname = {field.attname: field for field in meta.concrete_fields}
+    fields = [by_attname[name] for name in _SUBSCRIPTION_FIELDS]
+    quoted = {name: connection.ops.quote_name(str(by_attname[name].column)) for name in by_attname}
+    columns = ", ".join(quoted[name] for name in _SUBSCRIPTION_FIELDS)
     ids = sorted(workspace_ids)
     marks = ", ".join(["%s"] * len(ids))
     sql = (
         f"SELECT {columns} FROM {connection.ops.quote_name(meta.db_table)} "  # noqa: S608 (names from the model)
-        f"WHERE {connection.ops.quote_name(meta.get_field('workspace').column)} IN ({marks}) "
-        f"AND {connection.ops.quote_name(meta.get_field('state').column)} = %s"
+        f"WHERE {quoted['workspace_id']} IN ({marks}) AND {quoted['state']} = %s"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [*ids, Subscription.ACTIVE])

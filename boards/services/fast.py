@@ -54,7 +54,15 @@ def _now() -> datetime | None:
 
 
 def _cols(model: type[Model], alias: str) -> str:
-    return ", ".join(f'{alias}."{f.column}"' for f in model._meta.concrete_fields)
+    return ", ".join(f"{alias}.{_name(str(f.column))}" for f in model._meta.concrete_fields)
+
+
+def _name(column: str) -> str:
+    """A column as the statements name it: quoted only when SQL reserves the word."""
+    return f'"{column}"' if column in _RESERVED else column
+
+
+_RESERVED = frozenset({"column", "order", "user", "group", "end", "default", "check", "references"})
 
 
 def _row(model: type[Model], values: tuple[Any, ...]) -> Any:
@@ -92,18 +100,25 @@ def _pads(secret: str) -> tuple[bytes, bytes]:
 
 
 def _iso(expr: str) -> str:
-    """SQL for Python's `datetime.isoformat()` of a UTC instant (microseconds only when not 0)."""
-    utc = f"({expr}) AT TIME ZONE 'UTC'"
-    return (
-        f"to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || CASE WHEN to_char({utc}, 'US') = '000000'"
-        f" THEN '' ELSE '.' || to_char({utc}, 'US') END || '+00:00'"
-    )
+    """SQL for Python's `datetime.isoformat()` of a UTC instant (microseconds only when not 0).
+    Only the fraction can read '.000000': the date and time hold no dot."""
+    text = f"to_char(({expr}) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US')"
+    return f"replace({text}, '.000000', '') || '+00:00'"
 
 
 _TOKEN_HASH = (
     "encode(sha256(convert_to(encode(sha256(%(opad)s || sha256(%(ipad)s || convert_to("
     "%(run_id)s::text || ':' || task.epoch::text, 'UTF8'))), 'hex'), 'UTF8')), 'hex')"
 )
+
+# What a claim by id checks that startNext's pick already has: a live board, and no approval or
+# answer of the caller's for this task (the pick requires none at all). NEXT_CLAIM_SQL leaves it out.
+BY_ID_CHECKS = """
+      AND EXISTS (SELECT 1 FROM boards_board b WHERE b.id = t.board_id AND b.archived_at IS NULL)
+      AND NOT EXISTS (SELECT 1 FROM boards_approval p WHERE p.task_id = t.id
+                      AND p.connection_id = %(conn)s AND p.used_at IS NULL AND p.expires_at > clock.now)
+      AND NOT EXISTS (SELECT 1 FROM boards_question q WHERE q.task_id = t.id AND q.connection_id = %(conn)s
+                      AND q.state = 'answered' AND q.delivered_at IS NULL)"""
 
 CLAIM_SQL = f"""
 WITH clock AS (SELECT COALESCE(%(now)s::timestamptz, statement_timestamp()) AS now),
@@ -115,13 +130,8 @@ attention AS (
 ),
 free AS (
     SELECT t.id, t.epoch FROM boards_task t, clock, attention a
-    WHERE t.id = %(task)s AND t.workspace_id = %(ws)s AND t."column" = ANY(%(claimable)s)
-      AND EXISTS (SELECT 1 FROM boards_board b WHERE b.id = t.board_id AND b.archived_at IS NULL)
+    WHERE t.id = %(task)s AND t.workspace_id = %(ws)s AND t."column" = ANY(%(claimable)s){BY_ID_CHECKS}
       AND NOT EXISTS (SELECT 1 FROM boards_run r WHERE r.task_id = t.id AND r.state = ANY(%(live)s))
-      AND NOT EXISTS (SELECT 1 FROM boards_approval p WHERE p.task_id = t.id
-                      AND p.connection_id = %(conn)s AND p.used_at IS NULL AND p.expires_at > clock.now)
-      AND NOT EXISTS (SELECT 1 FROM boards_question q WHERE q.task_id = t.id AND q.connection_id = %(conn)s
-                      AND q.state = 'answered' AND q.delivered_at IS NULL)
       AND a.waiting < CASE WHEN a.people >= 2 THEN %(team)s ELSE %(solo)s END
       AND a.minutes < %(minute_limit)s
 ),
@@ -132,12 +142,12 @@ task AS (
     RETURNING {_cols(Task, "t")}
 ),
 run AS (
-    INSERT INTO boards_run (workspace_id, task_id, run_id, connection_id, user_id, lease_token_hash, epoch,
-        state, started_at, last_heartbeat_at, lease_expires_at, ended_at, end_reason, approval_id)
+    INSERT INTO boards_run AS n (workspace_id, task_id, run_id, connection_id, user_id, lease_token_hash,
+        epoch, state, started_at, last_heartbeat_at, lease_expires_at, ended_at, end_reason, approval_id)
     SELECT %(ws)s, task.id, %(run_id)s, %(conn)s, NULL, {_TOKEN_HASH}, task.epoch, %(active)s,
         clock.now, clock.now, clock.now + %(lease)s, NULL, '', NULL
     FROM task, clock
-    RETURNING {_cols(Run, "boards_run")}
+    RETURNING {_cols(Run, "n")}
 ),
 event AS (
     INSERT INTO weft_event (workspace_id, position, type, entity_type, entity_id, payload, epoch, created_at)
@@ -151,33 +161,7 @@ SELECT task.*, run.* FROM task, run
 """  # noqa: S608 (no input in the text: the columns come from the models)
 
 
-# startNext's claim when nothing comes before the best next task (boards.services.work's order of
-# precedence): the connection holds no live run and has no unused approval and no answer to hand
-# over. Then the task is get_my_work's best next one (`work._best_next`: Todo on a live board, in
-# the order of the `task_best_next` index), locked SKIP LOCKED as there, and claimed as CLAIM_SQL
-# claims an id. In any other state the statement changes nothing and the ORM path runs. Todo is
-# written into the text, not passed: only then can a generic plan use the partial index
-# (tests/boards/test_pick_plan.py).
-PICK = f"""pick AS (
-    SELECT t.id FROM boards_task t JOIN boards_board b ON b.id = t.board_id AND b.archived_at IS NULL
-    WHERE t.workspace_id = %(ws)s AND t."column" = '{Column.TODO}'
-      AND NOT EXISTS (SELECT 1 FROM boards_run r WHERE r.workspace_id = %(ws)s AND r.connection_id = %(conn)s
-                      AND r.state = ANY(%(live)s))
-      AND NOT EXISTS (SELECT 1 FROM boards_approval p WHERE p.connection_id = %(conn)s AND p.used_at IS NULL)
-      AND NOT EXISTS (SELECT 1 FROM boards_question q WHERE q.connection_id = %(conn)s
-                      AND q.state = 'answered' AND q.delivered_at IS NULL)
-    ORDER BY t.priority DESC, t.due_at ASC NULLS LAST, t.position, t.id
-    LIMIT 1 FOR UPDATE OF t SKIP LOCKED
-),
-"""  # noqa: S608 (a constant of the model, no input)
-NEXT_CLAIM_SQL = CLAIM_SQL.replace("\nattention AS (", "\n" + PICK + "attention AS (", 1).replace(
-    "WHERE t.id = %(task)s AND", "WHERE t.id = (SELECT id FROM pick) AND", 1
-)
-
-
-def _claim_params(
-    *, workspace_id: int, task_id: int, connection_id: int, run_id: uuid.UUID
-) -> dict[str, Any]:
+def claim_params(*, workspace_id: int, task_id: int, connection_id: int, run_id: uuid.UUID) -> dict[str, Any]:
     ipad, opad = _pads(settings.SECRET_KEY)
     return {
         "now": _now(),
@@ -208,7 +192,7 @@ def claim(*, workspace_id: int, task_id: Any, connection_id: int) -> tuple[Task,
     if row is None:
         return None
     schedule_relay()
-    return _claimed(row)
+    return claimed_row(row)
 
 
 async def claim_in_loop(*, workspace_id: int, task_id: Any, connection_id: int) -> tuple[Task, Run] | None:
@@ -218,22 +202,7 @@ async def claim_in_loop(*, workspace_id: int, task_id: Any, connection_id: int) 
     if row is None:
         return None
     relay_soon()
-    return _claimed(row)
-
-
-async def claim_next_in_loop(*, workspace_id: int, connection_id: int) -> tuple[Task, Run] | None:
-    """startNext's claim of the best next task from the event loop (NEXT_CLAIM_SQL), when nothing
-    comes before it; None, having changed nothing, otherwise."""
-    params = _claim_params(
-        workspace_id=workspace_id, task_id=0, connection_id=connection_id, run_id=uuid.uuid4()
-    )
-    # Prepared like every statement: the pick names Todo as a literal, so its generic plan can read
-    # the partial `task_best_next` index (with Todo as a parameter it sorted the workspace's tasks).
-    row = await apool.fetch_one(NEXT_CLAIM_SQL, params)
-    if row is None:
-        return None
-    relay_soon()
-    return _claimed(row)
+    return claimed_row(row)
 
 
 def _claim_of(*, workspace_id: int, task_id: Any, connection_id: int) -> dict[str, Any] | None:
@@ -244,12 +213,12 @@ def _claim_of(*, workspace_id: int, task_id: Any, connection_id: int) -> dict[st
         return None
     if not 0 < pk < 2**63:
         return None
-    return _claim_params(
+    return claim_params(
         workspace_id=workspace_id, task_id=pk, connection_id=connection_id, run_id=uuid.uuid4()
     )
 
 
-def _claimed(row: tuple[Any, ...]) -> tuple[Task, Run]:
+def claimed_row(row: tuple[Any, ...]) -> tuple[Task, Run]:
     task = _row(Task, row)
     run = _row(Run, row[_width(Task) :])
     run.task = task
@@ -310,11 +279,14 @@ event AS (
 SELECT run.*, task.*, report.*, item.* FROM run CROSS JOIN task CROSS JOIN report LEFT JOIN item ON true
 """  # noqa: S608 (as CLAIM_SQL)
 
+
 # Sent as one line each: psycopg remembers how it read a statement's placeholders only for a
 # statement under 4 KB, and the completion's layout alone took it over (no literal holds a space run).
-CLAIM_SQL, NEXT_CLAIM_SQL, COMPLETE_SQL = (
-    " ".join(sql.split()) for sql in (CLAIM_SQL, NEXT_CLAIM_SQL, COMPLETE_SQL)
-)
+def one_line(sql: str) -> str:
+    return " ".join(sql.split())
+
+
+CLAIM_SQL, COMPLETE_SQL = one_line(CLAIM_SQL), one_line(COMPLETE_SQL)
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,14 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import close_old_connections, transaction
+from django.utils import timezone
 
 from accounts.models import AgentConnection, Usage
 from accounts.services import usage_consume
+from accounts.services.workspaces import usage_refusal
 from boards import clock
 from boards.results import ClaimResult
-from boards.services import fast
+from boards.services import fast_next
 from boards.services.claim import claimed_in_loop, steps_as_written, task_claim
 from boards.services.common import attention_full, attention_wait
 from boards.services.work import next_start
@@ -71,30 +73,32 @@ def task_claim_next(*, connection: AgentConnection, metered: bool = False) -> Ne
 
 
 async def task_claim_next_in_loop(*, connection: AgentConnection) -> NextClaim:
-    """`task_claim_next` from the event loop: the call metered by the MCP gate's statement, then,
-    when nothing comes before the best next task, its claim as one statement
-    (`fast.claim_next_in_loop`); in any other state `task_claim_next` in a thread, unmetered."""
-    from weft.mcp import gate  # the meter's one statement; the gate is the MCP surface's
-
-    try:
-        await gate.admit(connection.pk)
-    except WeftError as refusal:
-        return NextClaim(claim=None, refusal=refusal, hint=_acted_on(refusal.fix))
-    claimed = None
-    if steps_as_written():
-        claimed = await fast.claim_next_in_loop(
-            workspace_id=connection.workspace_id, connection_id=connection.pk
+    """`task_claim_next` from the event loop: the call metered and, when nothing comes before the
+    best next task, that task claimed, in one statement (`fast_next.claim_next_in_loop`); in any other
+    state `task_claim_next` in a thread, the call already counted."""
+    if not steps_as_written():
+        return await sync_to_async(_claim_next_in_thread, thread_sensitive=False)(connection, False)
+    workspace = connection.workspace
+    picked = await fast_next.claim_next_in_loop(
+        workspace_id=workspace.pk,
+        connection_id=connection.pk,
+        cap=workspace.plan.cap_for(Usage.AGENT_CALLS),
+    )
+    if not picked.admitted:
+        refusal = usage_refusal(
+            workspace=workspace, kind=Usage.AGENT_CALLS, used=picked.used, now=timezone.now()
         )
-    if claimed is not None:
-        claim = await claimed_in_loop(*claimed)
+        return NextClaim(claim=None, refusal=refusal, hint=_acted_on(refusal.fix))
+    if picked.claimed is not None:
+        claim = await claimed_in_loop(*picked.claimed)
         return NextClaim(claim=claim, refusal=None, hint=claim.hint)
-    return await sync_to_async(_claim_next_in_thread, thread_sensitive=False)(connection)
+    return await sync_to_async(_claim_next_in_thread, thread_sensitive=False)(connection, True)
 
 
-def _claim_next_in_thread(connection: AgentConnection) -> NextClaim:
+def _claim_next_in_thread(connection: AgentConnection, metered: bool) -> NextClaim:
     close_old_connections()
     try:
-        return task_claim_next(connection=connection, metered=True)
+        return task_claim_next(connection=connection, metered=metered)
     finally:
         close_old_connections()
 

@@ -15,16 +15,16 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from accounts.models import Seat, Usage, month_start
+from accounts.models import AgentConnection, Seat, Usage, month_start
 from boards.models import Approval, Column, InboxItem, Question, Run, Task
 from boards.services import (
     board_archive,
     board_create,
+    fast_next,
     run_complete_in_loop,
     task_claim,
     task_claim_in_loop,
 )
-from boards.services import fast as fast_module
 from boards.services.work import _best_next
 from tests.boards.helpers import beat, complete
 from tests.boards.test_fast_paths import IDS_AND_INSTANTS
@@ -103,7 +103,8 @@ def test_a_reclaimed_task_reads_its_last_run_in_a_thread(agent, make_task):
 
 def _completion(claim: Any, **kwargs: Any) -> Callable[[], Awaitable[Any]]:
     kwargs.setdefault("outcome", "done")
-    connection = claim.run.connection  # read here: the loop may not touch the ORM
+    # Read here, as the gate hands it over (workspace and plan loaded): the loop may not touch the ORM.
+    connection = AgentConnection.objects.select_related("workspace__plan").get(pk=claim.run.connection_id)
     return lambda: run_complete_in_loop(
         connection=connection, run_id=claim.run.run_id, lease_token=claim.lease_token, **kwargs
     )
@@ -189,9 +190,10 @@ def test_start_next_leaves_what_comes_first_to_the_orm_path(agent, ws_a, alice, 
         )
         Run.objects.filter(pk=run.pk).update(state="released")
         Task.objects.filter(pk=first.pk).update(column=Column.TODO)
-    assert (
-        _in_loop(lambda: fast_module.claim_next_in_loop(workspace_id=ws_a.pk, connection_id=agent.pk)) is None
+    picked = _in_loop(
+        lambda: fast_next.claim_next_in_loop(workspace_id=ws_a.pk, connection_id=agent.pk, cap=None)
     )
+    assert picked.admitted and picked.claimed is None
     used = _used()
     done = _in_loop(_completion(held, start_next=True))
     assert done.next is not None
@@ -202,10 +204,28 @@ def test_start_next_leaves_what_comes_first_to_the_orm_path(agent, ws_a, alice, 
 
 def test_start_next_refused_by_the_cap_keeps_the_report(agent, ws_a, make_task):
     held = task_claim(task_id=make_task().pk, connection=agent)
+    waiting = make_task("next", column=Column.TODO)
     plan = ws_a.plan
     plan.monthly_agent_call_cap = _used()
     plan.save()
     done = _in_loop(_completion(held, start_next=True))
     assert done.next is not None and done.next.claim is None
     assert done.next.refusal is not None and done.next.refusal.code == "plan_limit_reached"
+    assert done.next.refusal.details["used"] == done.next.refusal.details["limit"] == _used()
     assert Run.objects.get(run_id=held.run.run_id).state == "completed"
+    # Refused, the statement claimed nothing: the next task is still Todo, with no run.
+    assert Task.objects.get(pk=waiting.pk).column == Column.TODO
+    assert not Run.objects.filter(task=waiting).exists()
+
+
+def test_start_next_counts_the_call_up_to_the_cap_exactly(agent, ws_a, make_task):
+    """One call left under the cap: the next claim takes it; the count lands on the cap."""
+    held = task_claim(task_id=make_task().pk, connection=agent)
+    waiting = make_task("next", column=Column.TODO)
+    plan = ws_a.plan
+    plan.monthly_agent_call_cap = _used() + 1
+    plan.save()
+    done = _in_loop(_completion(held, start_next=True))
+    assert done.next is not None and done.next.claim is not None
+    assert done.next.claim.task.pk == waiting.pk
+    assert _used() == plan.monthly_agent_call_cap

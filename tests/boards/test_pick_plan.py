@@ -9,14 +9,13 @@ hands the plan the statement ran with to the client that ran it.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import psycopg
 import pytest
 from django.db import connection
 
-from boards.services import fast
+from boards.services import fast_next
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("on_postgres")]
 
@@ -50,9 +49,7 @@ def _executed_plan(sql: str, params: dict[str, Any], *, generic: bool) -> str:
 def test_the_pick_reads_the_best_next_index_under_either_plan(agent, make_task, generic):
     for n in range(40):
         make_task(f"t{n}", column="todo")
-    params = fast._claim_params(
-        workspace_id=agent.workspace_id, task_id=0, connection_id=agent.pk, run_id=uuid.uuid4()
-    )
-    plan = _executed_plan(fast.NEXT_CLAIM_SQL, params, generic=generic)
+    params = fast_next._next_params(workspace_id=agent.workspace_id, connection_id=agent.pk, cap=None)
+    plan = _executed_plan(fast_next.NEXT_CLAIM_SQL, params, generic=generic)
     assert "task_best_next" in plan
     assert "Sort" not in plan

@@ -21,6 +21,7 @@ from typing import Any
 from django.db import models
 from django.utils import timezone
 
+from accounts import meter
 from accounts.access import require_active_workspace
 from accounts.models import AgentConnection, Plan, Seat, Usage, Workspace, month_start
 from accounts.services.workspaces import usage_refusal
@@ -50,8 +51,8 @@ def _fields(model: type[models.Model]) -> list[models.Field[Any, Any]]:
 def _statement() -> str:
     """The gate as one statement: %(connection)s, %(period)s, %(kind)s → one row, or none if not live.
 
-    A suspended workspace meters nothing; under a cap of 0 the month's row is created at 0 and
-    the call refused, as `usage_consume` leaves them. `used` is the count before this statement.
+    The meter is accounts.meter's (as `usage_consume`: a suspended workspace meters nothing, a
+    cap of 0 creates the month's row at 0 and refuses). `used` is the count before this statement.
     """
     aliases = ("c", "w", "p")
     columns = ", ".join(
@@ -59,11 +60,10 @@ def _statement() -> str:
         for alias, model in zip(aliases, MODELS, strict=True)
         for i, field in enumerate(_fields(model))
     )
-    tables: tuple[type[models.Model], ...] = (*MODELS, Seat, Usage)
+    tables: tuple[type[models.Model], ...] = (*MODELS, Seat)
     table = {model: model._meta.db_table for model in tables}
     cap = Plan._meta.get_field("monthly_agent_call_cap").column
     seat = f"SELECT 1 FROM {table[Seat]} s WHERE s.workspace_id = c.workspace_id AND s.user_id = c.user_id"  # noqa: S608
-    month = "u.workspace_id = live.workspace AND u.period = %(period)s AND u.kind = %(kind)s"
     # Table and column names from the models' meta; every value is a parameter.
     return f"""
 WITH live AS (
@@ -73,16 +73,8 @@ WITH live AS (
     JOIN {table[Plan]} p ON p.id = w.plan_id
     WHERE c.id = %(connection)s AND c.revoked_at IS NULL
       AND EXISTS ({seat})
-), metered AS (
-    INSERT INTO {table[Usage]} AS u (workspace_id, period, kind, count)
-    SELECT live.workspace, %(period)s, %(kind)s, CASE WHEN live.cap < 1 THEN 0 ELSE 1 END FROM live
-    WHERE NOT live.suspended
-    ON CONFLICT (workspace_id, period, kind) DO UPDATE SET count = u.count + 1
-    WHERE (SELECT cap FROM live) IS NULL OR u.count + 1 <= (SELECT cap FROM live)
-    RETURNING u.count
-)
-SELECT live.*, EXISTS (SELECT 1 FROM metered WHERE count > 0) AS admitted,
-    COALESCE((SELECT u.count FROM {table[Usage]} u WHERE {month}), 0) AS used
+), {meter.METERED}
+SELECT live.*, {meter.ADMITTED} AS admitted, {meter.USED} AS used
 FROM live
 """  # noqa: S608
 

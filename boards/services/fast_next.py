@@ -1,0 +1,107 @@
+"""startNext's claim as one statement (PostgreSQL): the call metered, get_my_work's best next task
+picked and claimed as `fast.CLAIM_SQL` claims an id.
+
+The statement is CLAIM_SQL with the pick in place of the id, so the claim's rules stay stated
+once (boards.services.fast); tests/boards/test_in_loop.py compares it with the ORM path
+(`next_task.task_claim_next`), and tests/boards/test_pick_plan.py keeps its plan on the index.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils import timezone
+
+from accounts import meter
+from accounts.models import Usage, month_start
+from boards.models import Column, Run, Task
+from boards.services.fast import BY_ID_CHECKS, CLAIM_SQL, claim_params, claimed_row, one_line
+from weft import apool
+from weft.events import relay_soon
+
+# startNext's claim when nothing comes before the best next task (boards.services.work's order of
+# precedence): the connection holds no live run and has no unused approval and no answer to hand
+# over. Then the task is get_my_work's best next one (`work._best_next`: Todo on a live board, in
+# the order of the `task_best_next` index), locked SKIP LOCKED as there, and claimed as CLAIM_SQL
+# claims an id. In any other state the statement changes nothing and the ORM path runs. Todo is
+# written into the text, not passed: only then can a generic plan use the partial index
+# (tests/boards/test_pick_plan.py).
+PICK = f"""pick AS (
+    SELECT t.id FROM boards_task t JOIN boards_board b ON b.id = t.board_id AND b.archived_at IS NULL
+    WHERE {meter.ADMITTED} AND t.workspace_id = %(ws)s AND t."column" = '{Column.TODO}'
+      AND NOT EXISTS (SELECT 1 FROM boards_run r WHERE r.workspace_id = %(ws)s AND r.connection_id = %(conn)s
+                      AND r.state = ANY(%(live)s))
+      AND NOT EXISTS (SELECT 1 FROM boards_approval p WHERE p.connection_id = %(conn)s AND p.used_at IS NULL)
+      AND NOT EXISTS (SELECT 1 FROM boards_question q WHERE q.connection_id = %(conn)s
+                      AND q.state = 'answered' AND q.delivered_at IS NULL)
+    ORDER BY t.priority DESC, t.due_at ASC NULLS LAST, t.position, t.id
+    LIMIT 1 FOR UPDATE OF t SKIP LOCKED
+),
+"""  # noqa: S608 (a constant of the model, no input)
+# startNext's claim is counted as the agent call it replaces (boards.services.next_task), in the
+# same statement: accounts.meter's CTEs over the workspace and cap the call's gate read (it checked
+# the rest). A refused meter claims nothing; the one row says whether the call was counted, the
+# count before it (a refusal's `used`), then the claimed task and run, or NULLs.
+NEXT_METER = """live AS (SELECT %(ws)s::bigint AS workspace, %(cap)s::integer AS cap, false AS suspended),
+"""
+NEXT_SELECT = (
+    f"SELECT {meter.ADMITTED}, {meter.USED}, task.*, run.* "  # noqa: S608 (no input, as CLAIM_SQL)
+    "FROM live LEFT JOIN task ON true LEFT JOIN run ON true"
+)
+
+
+def _swap(sql: str, old: str, new: str) -> str:
+    """`sql` with its one `old` (as one line) replaced: a claim statement that changed shape fails here."""
+    old = one_line(old)
+    assert sql.count(old) == 1, old
+    return sql.replace(old, one_line(new))
+
+
+NEXT_CLAIM_SQL = _swap(
+    _swap(
+        _swap(
+            _swap(CLAIM_SQL, "attention AS (", f"{NEXT_METER}{meter.METERED}, {PICK}attention AS ("),
+            "WHERE t.id = %(task)s AND",
+            "WHERE t.id = (SELECT id FROM pick) AND",
+        ),
+        BY_ID_CHECKS,
+        "",
+    ),
+    "SELECT task.*, run.* FROM task, run",
+    NEXT_SELECT,
+)
+
+
+@dataclass(frozen=True)
+class NextPick:
+    """startNext's statement: whether the call was counted, the count before it, and the claim
+    (None when the meter refused or the state is not the common one: nothing changed but the count)."""
+
+    admitted: bool
+    used: int
+    claimed: tuple[Task, Run] | None
+
+
+async def claim_next_in_loop(*, workspace_id: int, connection_id: int, cap: int | None) -> NextPick:
+    """startNext's claim of the best next task from the event loop (NEXT_CLAIM_SQL), metered under
+    `cap` (the workspace plan's, None for none) in the same statement."""
+    params = _next_params(workspace_id=workspace_id, connection_id=connection_id, cap=cap)
+    # Prepared like every statement: the pick names Todo as a literal, so its generic plan can read
+    # the partial `task_best_next` index (with Todo as a parameter it sorted the workspace's tasks).
+    row = await apool.fetch_one(NEXT_CLAIM_SQL, params)
+    assert row is not None  # the statement answers one row: `live` has one
+    admitted, used, *claim = row
+    if claim[0] is None:
+        return NextPick(admitted=admitted, used=used, claimed=None)
+    relay_soon()
+    return NextPick(admitted=admitted, used=used, claimed=claimed_row(tuple(claim)))
+
+
+def _next_params(*, workspace_id: int, connection_id: int, cap: int | None) -> dict[str, Any]:
+    """NEXT_CLAIM_SQL's parameters: the claim's, and the meter's month (this server's, as the gate's)."""
+    params = claim_params(
+        workspace_id=workspace_id, task_id=0, connection_id=connection_id, run_id=uuid.uuid4()
+    )
+    return {**params, "cap": cap, "period": month_start(timezone.now().date()), "kind": Usage.AGENT_CALLS}
