@@ -45,11 +45,12 @@ def _executed_plan(sql: str, params: dict[str, Any], *, generic: bool) -> str:
     return "\n".join(plans)
 
 
-@pytest.mark.parametrize("generic", [False, True], ids=["custom plan", "generic plan"])
-def test_the_pick_reads_the_best_next_index_under_either_plan(agent, make_task, generic):
+def test_the_pick_reads_the_best_next_index_under_a_generic_plan(agent, make_task):
+    """A custom plan is the planner's choice for a table this small (it may scan); a generic plan
+    that cannot use the index at all is the bug this keeps out."""
     for n in range(40):
         make_task(f"t{n}", column="todo")
     params = fast_next._next_params(workspace_id=agent.workspace_id, connection_id=agent.pk, cap=None)
-    plan = _executed_plan(fast_next.NEXT_CLAIM_SQL, params, generic=generic)
+    plan = _executed_plan(fast_next.NEXT_CLAIM_SQL, params, generic=True)
     assert "task_best_next" in plan
     assert "Sort" not in plan
