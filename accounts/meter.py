@@ -1,7 +1,7 @@
 """The monthly meter of agent calls as SQL, for the statements that count a call as they act.
 
 `usage_consume` (accounts.services.workspaces) is the meter through the ORM. The MCP gate
-(weft.mcp.gate) and startNext's one-statement claim (boards.services.fast) count a call inside
+(weft.mcp.gate) and startNext's one-statement claim (boards.services.fast_next) count a call inside
 the statement that also does their work, so both take their meter from here: `METERED`, a CTE
 that upserts this month's row under the cap, and `USED`, the count before the statement. Both
 read a CTE named `live` with the columns `workspace`, `cap` (NULL: no cap) and `suspended` (a
