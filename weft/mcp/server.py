@@ -32,6 +32,7 @@ from weft.errors import WeftError, invalid_argument
 from weft.hints import Hint, fix, render_text
 from weft.mcp import gate
 from weft.mcp.clients import capturing_client_info
+from weft.mcp.exchange import single_exchange
 from weft.mcp.failures import answering_failures, failure_error
 from weft.mcp.fixes import corrected_call, field_name, parse_field, value_at
 from weft.mcp.schemas import compact, untitled
@@ -318,7 +319,8 @@ def _with_test_token(app: ASGIApp, token: str) -> ASGIApp:
 
 def mcp_asgi_app() -> ASGIApp:
     """The ASGI app for /api/mcp and /.well-known/oauth-protected-resource/api/mcp."""
-    app: ASGIApp = build_server().streamable_http_app(
+    server = build_server()
+    app: ASGIApp = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
         json_response=True,
@@ -328,6 +330,9 @@ def mcp_asgi_app() -> ASGIApp:
             allowed_origins=list(settings.WEFT_MCP_ALLOWED_ORIGINS),
         ),
     )
+    # The agents' calls skip the SDK's per-request session transport (weft.mcp.exchange).
+    if settings.WEFT_MCP_SINGLE_EXCHANGE:
+        single_exchange(server.session_manager)
     if settings.WEFT_MCP_TEST_TOKEN:
         app = _with_test_token(app, settings.WEFT_MCP_TEST_TOKEN)
     app = answering_failures(capturing_client_info(app))
