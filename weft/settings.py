@@ -198,7 +198,7 @@ WEFT_MCP_GATE_POOL = {
     "max_size": env_int("WEFT_MCP_GATE_POOL_MAX", 4),
     "timeout": 10,
 }
-# An agent's tools/call as one exchange in the request's task (weft/mcp/exchange.py); off: the SDK's transport.
+# tools/call as one exchange in the request's task (weft/mcp/exchange.py); off: the SDK's transport.
 WEFT_MCP_SINGLE_EXCHANGE = env_bool("WEFT_MCP_SINGLE_EXCHANGE", True)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
