@@ -118,3 +118,26 @@ def test_the_exchange_answers_as_the_sdk_would(alice, ws_a, monkeypatch):
     assert statuses["accepts only SSE"] == 406
     assert statuses["a foreign Host"] == 421
     assert json.loads(dict(zip(statuses, sdk, strict=True))["no name"][2])["error"]["code"] == -32602
+
+
+@pytest.mark.parametrize("token", [None, "not-a-token"])
+def test_a_tools_call_without_a_live_token_is_refused_before_the_exchange(ws_a, monkeypatch, token):
+    reached: list[object] = []
+
+    async def spied(*args: Any, **kwargs: Any) -> Any:
+        reached.append(args)
+        raise AssertionError("the exchange ran a call without a live token")
+
+    monkeypatch.setattr(exchange, "serve_one", spied)
+
+    async def run() -> Any:
+        headers = {"accept": ACCEPT, "content-type": "application/json", "mcp-protocol-version": PROTOCOL}
+        if token:
+            headers["authorization"] = f"Bearer {token}"
+        async with in_process() as client:
+            return await client.post("/api/mcp", json=_call("get_my_work", {}), headers=headers)
+
+    response = asyncio.run(run())
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"].startswith("Bearer ")
+    assert reached == []
