@@ -47,6 +47,10 @@ CASES: list[tuple[str, Any, dict[str, str], bool]] = [
         {"content-type": "application/json; charset=utf-8"},
         True,
     ),
+    ("a huge argument id", _call("get_task", {"id": 10**30}), {}, True),
+    ("a huge string", _call("get_task", {"id": "x" * 100_000}), {}, True),
+    ("a huge request id", _call("get_task", {"id": 1}, id=10**30), {}, True),
+    ("a near-JSON content type", _call("get_task", {"id": 1}), {"content-type": "application/jsonx"}, False),
     ("params a list", {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": [1]}, {}, False),
     ("jsonrpc 1.0", {**_call("get_my_work", {}), "jsonrpc": "1.0"}, {}, False),
     ("a null id", _call("get_my_work", {}, id=None), {}, False),
@@ -117,7 +121,13 @@ def test_the_exchange_answers_as_the_sdk_would(alice, ws_a, monkeypatch):
     assert statuses["JSON text/plain"] == 400  # the transport security check refuses it first
     assert statuses["accepts only SSE"] == 406
     assert statuses["a foreign Host"] == 421
-    assert json.loads(dict(zip(statuses, sdk, strict=True))["no name"][2])["error"]["code"] == -32602
+    by_case = dict(zip(statuses, ours, strict=True))
+    assert json.loads(by_case["no name"][2])["error"]["code"] == -32602
+    for extreme in ("a huge argument id", "a huge string", "a NUL byte", "a foreign id"):
+        result = json.loads(by_case[extreme][2])["result"]
+        assert result["isError"], extreme
+        assert result["structuredContent"]["error"]["code"], extreme
+        assert result["structuredContent"]["_next_action"].startswith(("Fix: ", "Next: ", "Wait: ")), extreme
 
 
 @pytest.mark.parametrize("token", [None, "not-a-token"])

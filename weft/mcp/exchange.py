@@ -128,6 +128,8 @@ class _Exchange:
         if await self.security.validate_request(request, is_post=True) is not None:
             return False
         has_json, _ = check_accept_headers(request)
+        # The transport's own Content-Type rule (an exact media type; the security check above only
+        # looks at the prefix), which lives on its transport object: "application/jsonx" is its 415.
         content_type = request.headers.get("content-type", "")
         parts = [part.strip() for part in content_type.split(";")[0].split(",")]
         return has_json and _JSON in parts
