@@ -77,12 +77,18 @@ class Meter:
 
 
 async def interleave(
-    ctx: Context, series: dict[str, tuple[Series, int | None]], *, rounds: int | None = None
+    ctx: Context,
+    series: dict[str, tuple[Series, int | None]],
+    *,
+    rounds: int | None = None,
+    settle: Callable[[], dict[str, float]] | None = None,
 ) -> dict[str, Summary]:
     """Run each series once per round, in rotating order; each figure is the median of the rounds.
 
     `series` maps a name to (run it once, the pid of the server it loads — None for peers that
     report their own rate). A series that raises is recorded as an error, never dropped silently.
+    `settle`, when given, runs before every series (all alike) and its figures are kept with the
+    series' own: a suite whose series churn rows starts each from the same state of its tables.
     """
     samples: dict[str, list[Sample]] = {name: [] for name in series}
     extras: dict[str, dict[str, list[float]]] = {name: {} for name in series}
@@ -90,6 +96,7 @@ async def interleave(
     for number, order in enumerate(plan, 1):
         for name in order:
             run, pid = series[name]
+            settled = settle() if settle else {}
             infra.wait_quiet()
             with Meter(ctx, pid) as meter:
                 try:
@@ -101,7 +108,7 @@ async def interleave(
                 if number == len(plan):
                     ctx.results.setdefault("top_sql", {})[name] = infra.sql_top(ctx.cluster)
             samples[name].append(sample)
-            for key, value in {**costs, **getattr(sample, "extra", {})}.items():
+            for key, value in {**settled, **costs, **getattr(sample, "extra", {})}.items():
                 extras[name].setdefault(key, []).append(value)
             print(
                 f"  {name:<28} p50 {fmt(sample.p50_ms):>8} ms  p99 {fmt(sample.p99_ms):>8} ms"

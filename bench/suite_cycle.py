@@ -5,7 +5,7 @@ token and keep-alive connection, each claiming its own Todo tasks), the cycle wi
 `complete_task(startNext: true)` when the server offers the argument, pgqueuer (batch 1 and 10,
 16 workers) and procrastinate (one worker, concurrency 16) draining no-op jobs, and the claim
 and completion as raw SQL through pgbench at 16 clients — the ceiling: Weft's own statements with
-none of the Python around them.
+none of the Python around them. Every series starts from vacuumed tables (`settle`).
 """
 
 from __future__ import annotations
@@ -196,6 +196,32 @@ def fill_claim_queue(cluster: infra.Cluster, task_ids: list[int]) -> None:
         conn.execute("ALTER SEQUENCE bench_claim_next RESTART WITH 1")
 
 
+# The tables the cycle's series churn: Weft's claim and completion, the queues' job tables, pgbench's.
+CHURNED = (
+    "boards_task", "boards_run", "boards_report", "weft_event", "accounts_usage", "bench_claim_queue",
+    "pgqueuer", "pgqueuer_log", "pgqueuer_statistics", "procrastinate_jobs", "procrastinate_events",
+)  # fmt: skip
+
+
+def settle(cluster: infra.Cluster) -> dict[str, float]:
+    """Before every series, alike: VACUUM ANALYZE of the churned tables, so no series meets the
+    dead rows an earlier one left, or an autovacuum that one round got and another did not.
+    Answers the dead tuples it found (the statistics' count, which lags by about a second)."""
+    with cluster.connect() as conn:
+        present = [
+            name
+            for (name,) in conn.execute(
+                "SELECT relname FROM pg_stat_user_tables WHERE relname = ANY(%s)", [list(CHURNED)]
+            )
+        ]
+        dead = conn.execute(
+            "SELECT COALESCE(SUM(n_dead_tup), 0) FROM pg_stat_user_tables WHERE relname = ANY(%s)", [present]
+        ).fetchone()
+        for name in present:
+            conn.execute(f"VACUUM (ANALYZE) {name}")
+    return {"dead_tuples_vacuumed": float(dead[0] if dead else 0)}
+
+
 def pgbench(cluster: infra.Cluster, script: Path, where: seed.Place, conn_id: int, per_client: int) -> Sample:
     cmd = [
         "pgbench", "-n", "-c", str(AGENTS), "-j", "2", "-t", str(per_client), "-f", str(script),
@@ -281,6 +307,7 @@ async def run(ctx: Context) -> None:
                 "procrastinate, concurrency 16": (queue("procrastinate_drain.py", str(jobs), "16"), None),
                 "raw claim SQL, pgbench 16 clients": (ceiling_cycle, None),
             },
+            settle=lambda: settle(ctx.cluster),
         )
         await a.aclose()
         await b.aclose()
