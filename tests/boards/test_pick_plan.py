@@ -9,13 +9,14 @@ hands the plan the statement ran with to the client that ran it.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import psycopg
 import pytest
 from django.db import connection
 
-from boards.services import fast_next
+from boards.services import fast, fast_next
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("on_postgres")]
 
@@ -54,3 +55,43 @@ def test_the_pick_reads_the_best_next_index_under_a_generic_plan(agent, make_tas
     plan = _executed_plan(fast_next.NEXT_CLAIM_SQL, params, generic=True)
     assert "task_best_next" in plan
     assert "Sort" not in plan
+
+
+def _lists() -> dict[str, Any]:
+    return {
+        name: [] for name in ("artifacts", "claims", "not_done", "unknowns", "not_accepted", "verification")
+    } | {"passed": None}
+
+
+def test_the_completion_finds_its_run_by_run_id_under_a_generic_plan(agent, make_task):
+    """The run is found by its unique run_id; the workspace is a check on that row. Read through
+    (workspace, connection, state) instead, the completion walked every run of the workspace
+    (760 buffers a call at 16 agents, against about 120)."""
+    from boards.services import claim
+
+    for n in range(40):
+        task = make_task(f"t{n}", column="todo")
+        claim.task_claim(task_id=task.pk, connection=agent)
+    params = fast._complete_params(
+        workspace_id=agent.workspace_id,
+        run_id=uuid.uuid4(),
+        lease_token="x",
+        outcome="done",
+        next_step="",
+        lists=_lists(),
+    )
+    plan = _executed_plan(fast.COMPLETE_SQL, params, generic=True)
+    assert "boards_run_run_id_key" in plan, plan
+    assert "boards_run_workspa" not in plan, plan
+
+
+def test_the_claim_finds_its_task_by_id_under_a_generic_plan(agent, make_task):
+    """The claim by id reads the task by its primary key, never by (workspace, column, priority)."""
+    for n in range(40):
+        make_task(f"t{n}", column="todo")
+    params = fast.claim_params(
+        workspace_id=agent.workspace_id, task_id=1, connection_id=agent.pk, run_id=uuid.uuid4()
+    )
+    plan = _executed_plan(fast.CLAIM_SQL, params, generic=True)
+    assert "boards_task_pkey" in plan, plan
+    assert "boards_task_workspa" not in plan, plan
