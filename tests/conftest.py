@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 from allauth.account.models import EmailAddress
@@ -20,6 +21,23 @@ def _person(email: str) -> User:
     user = User.objects.create_user(email=email, password=PASSWORD)
     EmailAddress.objects.create(user=user, email=email, verified=True, primary=True)
     return user
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's test database, and at its end no session left on it: the loop pools of
+    event loops that have ended (weft.apool) keep theirs, and PostgreSQL drops no database in use."""
+    yield
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        others = "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        cursor.execute(f"SELECT pg_terminate_backend(pid) {others}")
+        for _ in range(50):  # the sessions end a moment after the signal
+            cursor.execute(f"SELECT count(*) {others}")
+            if cursor.fetchone()[0] == 0:
+                break
+            time.sleep(0.1)
 
 
 @pytest.fixture
