@@ -17,7 +17,7 @@ from django.utils import timezone
 from accounts import meter
 from accounts.models import Usage, month_start
 from boards.models import Column, Run, Task
-from boards.services.fast import BY_ID_CHECKS, CLAIM_SQL, claim_params, claimed_row, one_line
+from boards.services.fast import BY_ID_CHECKS, CLAIM_SQL, LIVE_IN, claim_params, claimed_row, one_line
 from weft import apool
 from weft.events import relay_soon
 
@@ -32,7 +32,7 @@ PICK = f"""pick AS (
     SELECT t.id FROM boards_task t JOIN boards_board b ON b.id = t.board_id AND b.archived_at IS NULL
     WHERE {meter.ADMITTED} AND t.workspace_id = %(ws)s AND t."column" = '{Column.TODO}'
       AND NOT EXISTS (SELECT 1 FROM boards_run r WHERE r.workspace_id = %(ws)s AND r.connection_id = %(conn)s
-                      AND r.state = ANY(%(live)s))
+                      AND r.state {LIVE_IN})
       AND NOT EXISTS (SELECT 1 FROM boards_approval p WHERE p.connection_id = %(conn)s AND p.used_at IS NULL)
       AND NOT EXISTS (SELECT 1 FROM boards_question q WHERE q.connection_id = %(conn)s
                       AND q.state = 'answered' AND q.delivered_at IS NULL)
