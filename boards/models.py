@@ -90,11 +90,7 @@ class Label(models.Model):
 
 
 class Task(models.Model):
-    # Indexed by (workspace, column, priority), which leads with it: a claim or a completion
-    # rewrites every index of its task, so none repeats another's leading column.
-    workspace = models.ForeignKey(
-        "accounts.Workspace", on_delete=models.CASCADE, related_name="tasks", db_index=False
-    )
+    workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="tasks")
     board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="tasks")
     title = models.CharField(max_length=200)
     description = models.TextField(blank=True)
@@ -111,53 +107,23 @@ class Task(models.Model):
     # Who holds the live run (set by a claim, cleared when the run ends); who a person assigned
     # the task to is `assigned_user` / `assigned_connection`, which no claim or release touches.
     assignee_connection = models.ForeignKey(
-        "accounts.AgentConnection",
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-        db_index=False,
+        "accounts.AgentConnection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     assignee_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-        db_index=False,
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     created_by_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-        db_index=False,
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     created_by_connection = models.ForeignKey(
-        "accounts.AgentConnection",
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-        db_index=False,
+        "accounts.AgentConnection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     # The task's assignee, a member or an agent connection of its workspace (at most one of them).
     assigned_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-        db_index=False,
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     assigned_connection = models.ForeignKey(
-        "accounts.AgentConnection",
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-        db_index=False,
+        "accounts.AgentConnection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     labels = models.ManyToManyField(Label, blank=True, related_name="tasks")
     # The labels' names in name order, written with `labels` in the same transaction by
@@ -189,20 +155,6 @@ class Task(models.Model):
                 condition=models.Q(column="todo"),
                 name="task_best_next",
             ),
-            # The optional people and connections, indexed only where set (the deletion of a
-            # person or a connection finds its tasks here): most rows hold NULL, and a claim or
-            # a completion then writes no entry.
-            *(
-                models.Index(fields=[field], condition=models.Q(**{f"{field}__isnull": False}), name=name)
-                for field, name in (
-                    ("assignee_connection", "task_assignee_conn_set"),
-                    ("assignee_user", "task_assignee_user_set"),
-                    ("created_by_user", "task_creator_user_set"),
-                    ("created_by_connection", "task_creator_conn_set"),
-                    ("assigned_user", "task_assigned_user_set"),
-                    ("assigned_connection", "task_assigned_conn_set"),
-                )
-            ),
         ]
 
     def __str__(self) -> str:
@@ -223,22 +175,14 @@ LIVE_RUN_STATES = [RunState.ACTIVE, RunState.WAITING_INPUT]
 class Run(models.Model):
     """One claim of a task by an agent connection (or a person), fenced by the task's epoch."""
 
-    # Indexed by (workspace, connection, state), which leads with it (as Task.workspace).
-    workspace = models.ForeignKey(
-        "accounts.Workspace", on_delete=models.CASCADE, related_name="runs", db_index=False
-    )
+    workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="runs")
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="runs")
     run_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     connection = models.ForeignKey(
         "accounts.AgentConnection", on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
     )
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="runs",
-        db_index=False,
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
     )
     # sha256 of the lease token; cleared when the lease ends. The token itself is shown once.
     lease_token_hash = models.CharField(max_length=64, blank=True)
@@ -251,7 +195,7 @@ class Run(models.Model):
     end_reason = models.CharField(max_length=200, blank=True)
     # The approved step this run was started to carry out, if any.
     approval = models.ForeignKey(
-        "Approval", on_delete=models.SET_NULL, null=True, blank=True, related_name="runs", db_index=False
+        "Approval", on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
     )
 
     class Meta:
@@ -265,9 +209,6 @@ class Run(models.Model):
             models.Index(fields=["workspace", "connection", "state"]),
             # The sweep's scan: live runs by expiry.
             models.Index(fields=["state", "lease_expires_at"], name="run_state_expiry"),
-            # A person's runs and an approval's, indexed only where set (as Task's optional links).
-            models.Index(fields=["user"], condition=Q(user__isnull=False), name="run_user_set"),
-            models.Index(fields=["approval"], condition=Q(approval__isnull=False), name="run_approval_set"),
         ]
 
     def __str__(self) -> str:

@@ -9,10 +9,7 @@ from django.utils import timezone
 class Event(models.Model):
     """One change in a workspace's log; the relay sets `position` once the writer has committed."""
 
-    # Indexed by event_workspace_position, which leads with it.
-    workspace = models.ForeignKey(
-        "accounts.Workspace", on_delete=models.CASCADE, related_name="events", db_index=False
-    )
+    workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="events")
     position = models.PositiveBigIntegerField(null=True, blank=True, unique=True)
     type = models.CharField(max_length=64)
     entity_type = models.CharField(max_length=32)
