@@ -40,9 +40,9 @@ from weft.events import relay_soon, schedule_relay
 
 _DATABASE_CLOCK = clock.db_now
 LIVE = tuple(sorted(lease.LIVE_STATES))
-# The live states written into a statement's text, not passed: only then can a generic plan use
-# the partial index of live runs (one_live_run_per_task), whose predicate names them; with a
-# parameter it read every run of the table once its statistics called it small.
+# The live states written into a statement's text, not passed: with them as a parameter, a generic
+# plan of the claim looked for a task's live run by reading every run of the table once the
+# statistics called it small (tests/boards/test_pick_plan.py); written in, it reads an index.
 LIVE_IN = "IN (" + ", ".join(f"'{state}'" for state in LIVE) + ")"
 CLAIMABLE = (Column.BACKLOG, Column.TODO)
 
