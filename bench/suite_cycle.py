@@ -208,18 +208,12 @@ def settle(cluster: infra.Cluster) -> dict[str, float]:
     dead rows an earlier one left, or an autovacuum that one round got and another did not.
     Answers the dead tuples it found (the statistics' count, which lags by about a second)."""
     with cluster.connect() as conn:
-        present = [
-            name
-            for (name,) in conn.execute(
-                "SELECT relname FROM pg_stat_user_tables WHERE relname = ANY(%s)", [list(CHURNED)]
-            )
-        ]
-        dead = conn.execute(
-            "SELECT COALESCE(SUM(n_dead_tup), 0) FROM pg_stat_user_tables WHERE relname = ANY(%s)", [present]
-        ).fetchone()
-        for name in present:
+        rows = conn.execute(
+            "SELECT relname, n_dead_tup FROM pg_stat_user_tables WHERE relname = ANY(%s)", [list(CHURNED)]
+        ).fetchall()
+        for name, _ in rows:
             conn.execute(f"VACUUM (ANALYZE) {name}")
-    return {"dead_tuples_vacuumed": float(dead[0] if dead else 0)}
+    return {"dead_tuples_vacuumed": float(sum(dead for _, dead in rows))}
 
 
 def pgbench(cluster: infra.Cluster, script: Path, where: seed.Place, conn_id: int, per_client: int) -> Sample:

@@ -124,7 +124,8 @@ BY_ID_CHECKS = """
       AND NOT EXISTS (SELECT 1 FROM boards_question q WHERE q.task_id = t.id AND q.connection_id = %(conn)s
                       AND q.state = 'answered' AND q.delivered_at IS NULL)"""
 
-# The task is found by its id, the workspace checked on that row (`+ 0`, as COMPLETE_SQL's run).
+# The task is found by its id, the workspace checked on that row: `workspace_id + 0` is no index
+# condition, so a generic plan cannot walk the workspace's tasks instead (tests/boards/test_pick_plan.py).
 CLAIM_SQL = f"""
 WITH clock AS (SELECT COALESCE(%(now)s::timestamptz, statement_timestamp()) AS now),
 attention AS (
@@ -230,16 +231,13 @@ def claimed_row(row: tuple[Any, ...]) -> tuple[Task, Run]:
     return task, run
 
 
-# The run is found by its unique run_id, the workspace checked on that row: `workspace_id + 0` is
-# no index condition, so a generic plan cannot walk (workspace, connection, state) through every
-# run of the workspace instead (tests/boards/test_pick_plan.py).
 COMPLETE_SQL = f"""
 WITH clock AS (SELECT COALESCE(%(now)s::timestamptz, statement_timestamp()) AS now),
 run AS (
     UPDATE boards_run r SET state = %(completed)s, lease_token_hash = '', ended_at = clock.now,
         end_reason = 'completed'
     FROM boards_task t, clock
-    WHERE r.run_id = %(run_id)s AND r.workspace_id + 0 = %(ws)s AND r.state = ANY(%(live)s)
+    WHERE r.workspace_id = %(ws)s AND r.run_id = %(run_id)s AND r.state = ANY(%(live)s)
       AND r.lease_expires_at > clock.now AND r.lease_token_hash = %(hash)s AND r.approval_id IS NULL
       AND t.id = r.task_id AND t.epoch = r.epoch AND t.checks = '[]'::jsonb
     RETURNING {_cols(Run, "r")}, (t.review_required OR %(not_accepted_any)s) AS review,

@@ -61,34 +61,6 @@ def test_the_pick_reads_the_best_next_index_under_a_generic_plan(agent, make_tas
     assert "Seq Scan on boards_run" not in plan, plan
 
 
-def _lists() -> dict[str, Any]:
-    return {
-        name: [] for name in ("artifacts", "claims", "not_done", "unknowns", "not_accepted", "verification")
-    } | {"passed": None}
-
-
-def test_the_completion_finds_its_run_by_run_id_under_a_generic_plan(agent, make_task):
-    """The run is found by its unique run_id; the workspace is a check on that row. Read through
-    (workspace, connection, state) instead, the completion walked every run of the workspace
-    (760 buffers a call at 16 agents, against about 120)."""
-    from boards.services import claim
-
-    for n in range(40):
-        task = make_task(f"t{n}", column="todo")
-        claim.task_claim(task_id=task.pk, connection=agent)
-    params = fast._complete_params(
-        workspace_id=agent.workspace_id,
-        run_id=uuid.uuid4(),
-        lease_token="x",
-        outcome="done",
-        next_step="",
-        lists=_lists(),
-    )
-    plan = _executed_plan(fast.COMPLETE_SQL, params, generic=True)
-    assert "boards_run_run_id_key" in plan, plan
-    assert "boards_run_workspa" not in plan, plan
-
-
 def _past_runs(agent, task, count: int) -> None:
     """`count` ended runs of `task`, and the statistics that know of them (a bench's history)."""
     now = timezone.now()
