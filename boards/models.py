@@ -207,6 +207,11 @@ class Run(models.Model):
         ]
         indexes = [
             models.Index(fields=["workspace", "connection", "state"]),
+            # A connection's live runs (startNext's pick): a few rows, however many runs the
+            # connection has ended (tests/boards/test_pick_plan.py).
+            models.Index(
+                fields=["connection"], condition=Q(state__in=LIVE_RUN_STATES), name="run_live_by_connection"
+            ),
             # The sweep's scan: live runs by expiry.
             models.Index(fields=["state", "lease_expires_at"], name="run_state_expiry"),
         ]

@@ -237,7 +237,7 @@ run AS (
     UPDATE boards_run r SET state = %(completed)s, lease_token_hash = '', ended_at = clock.now,
         end_reason = 'completed'
     FROM boards_task t, clock
-    WHERE r.workspace_id = %(ws)s AND r.run_id = %(run_id)s AND r.state = ANY(%(live)s)
+    WHERE r.run_id = %(run_id)s AND r.workspace_id + 0 = %(ws)s AND r.state = ANY(%(live)s)
       AND r.lease_expires_at > clock.now AND r.lease_token_hash = %(hash)s AND r.approval_id IS NULL
       AND t.id = r.task_id AND t.epoch = r.epoch AND t.checks = '[]'::jsonb
     RETURNING {_cols(Run, "r")}, (t.review_required OR %(not_accepted_any)s) AS review,
