@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from asgiref.sync import sync_to_async
+
 from bench import infra
 from bench.stats import Sample, Summary, fmt, rotations, summarise
 
@@ -96,7 +98,7 @@ async def interleave(
     for number, order in enumerate(plan, 1):
         for name in order:
             run, pid = series[name]
-            settled = settle() if settle else {}
+            settled = await sync_to_async(settle)() if settle else {}
             infra.wait_quiet()
             with Meter(ctx, pid) as meter:
                 try:
