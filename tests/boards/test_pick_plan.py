@@ -64,7 +64,7 @@ def test_the_pick_reads_the_best_next_index_under_a_generic_plan(agent, make_tas
 
 
 @pytest.fixture
-def runs_look_few_per_workspace():
+def runs_look_few_per_workspace(on_postgres):
     """Statistics that say a workspace holds about one run (a young table, or one shared by many
     workspaces): the workspace's index then costs what the run's own does, and a plan may take it."""
     with connection.cursor() as cursor:
@@ -115,7 +115,7 @@ def test_the_completion_finds_its_run_by_run_id(agent, make_task):
 
 
 @pytest.fixture
-def mostly_done(make_task, ws_b) -> None:
+def mostly_done(on_postgres, make_task, ws_b) -> None:
     """The bench's later rounds: other workspaces' tasks in the table, most of this one's done, and
     the boards without statistics (a workspace's few boards never reach autovacuum's threshold)."""
     template = make_task("first", column="todo")
