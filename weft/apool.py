@@ -91,7 +91,8 @@ _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 @cache
 def positional(sql: str) -> Positional:
     """`sql` numbered once, where psycopg would read it again on every call: it remembers how it
-    read a statement only under 4 KB, and startNext's claim is over (tests/test_apool.py)."""
+    read a statement only under 4 KB, and startNext's claim is over (tests/weft/test_apool.py).
+    The pooled statements are module constants, so the cache holds a handful."""
     names: list[str] = []
 
     def number(match: re.Match[str]) -> str:
