@@ -8,6 +8,7 @@ roll the batch back, so this one only writes rows and never touches the network.
 
 from __future__ import annotations
 
+from hooks.models import Subscription
 from weft import events as log
 from weft.models import Event
 
@@ -20,5 +21,15 @@ def on_events(events: list[Event]) -> None:
         deliveries_create(events, [log.envelope(event) for event in events])
 
 
+def acts_on() -> str:
+    """The events this hook may act on, for the loop's relay: those of a workspace with an active
+    subscription (whether its filter matches is left to `deliveries_create`)."""
+    table = Subscription._meta.db_table
+    return (
+        f"EXISTS (SELECT 1 FROM {table} s WHERE s.workspace_id = e.workspace_id "  # noqa: S608 (names from the model)
+        f"AND s.state = '{Subscription.ACTIVE}')"
+    )
+
+
 def connect() -> None:
-    log.register_relay_hook(on_events)
+    log.register_relay_hook(on_events, acts_on=acts_on)

@@ -19,6 +19,7 @@ from weft import events as log
 from weft.models import Event
 
 logger = logging.getLogger(__name__)
+DECIDED = "inbox.item_decided"
 
 
 def on_events(events: list[Event]) -> None:
@@ -26,7 +27,7 @@ def on_events(events: list[Event]) -> None:
     from issues.services.tasks import issues_resolve_for_accept
 
     for event in events:
-        if event.type != "inbox.item_decided" or event.payload.get("decision") != Decision.ACCEPT:
+        if event.type != DECIDED or event.payload.get("decision") != Decision.ACCEPT:
             continue
         try:
             with transaction.atomic():
@@ -39,5 +40,10 @@ def on_events(events: list[Event]) -> None:
             logger.exception("resolving the issues of accepted task %s failed", event.payload.get("taskId"))
 
 
+def acts_on() -> str:
+    """The events this hook acts on, for the loop's relay: an Inbox accept."""
+    return f"(e.type = '{DECIDED}' AND e.payload ->> 'decision' = '{Decision.ACCEPT}')"
+
+
 def connect() -> None:
-    log.register_relay_hook(on_events)
+    log.register_relay_hook(on_events, acts_on=acts_on)

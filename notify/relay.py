@@ -18,10 +18,12 @@ from notify.rules import message_text
 from weft import events as log
 from weft.models import Event
 
+CREATED = "inbox.item_created"
+
 
 def on_events(events: list[Event]) -> None:
     """Relay hook: the push messages of freshly positioned Inbox items."""
-    created = [e for e in events if e.type == "inbox.item_created"]
+    created = [e for e in events if e.type == CREATED]
     if not created or not settings.WEFT_VAPID_PRIVATE_KEY:
         return  # push is off on this server: nothing would send them
     ids = [int(e.entity_id) for e in created]
@@ -58,5 +60,10 @@ def _messages(item: InboxItem) -> list[PushMessage]:
     ]
 
 
+def acts_on() -> str:
+    """The events this hook acts on, for the loop's relay: Inbox items, when push is on."""
+    return f"e.type = '{CREATED}'" if settings.WEFT_VAPID_PRIVATE_KEY else "false"
+
+
 def connect() -> None:
-    log.register_relay_hook(on_events)
+    log.register_relay_hook(on_events, acts_on=acts_on)

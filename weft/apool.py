@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -74,6 +76,24 @@ async def _fetch_on(
                 raise _Broken(exc) from exc
             raise
         return await cursor.fetchone()
+
+
+@asynccontextmanager
+async def connection() -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    """A pooled connection for an exchange of several statements (the loop's relay, weft/relay_loop.py).
+
+    It is in autocommit: a caller that opens a transaction with `BEGIN` ends it, and one it left
+    open (an error mid-way) is rolled back here before the connection goes back to the pool.
+    """
+    pool = await _open_pool()
+    async with pool.connection() as conn:
+        try:
+            yield conn
+        finally:
+            if not conn.broken and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                # A connection that cannot roll back is broken: the pool drops it.
+                with suppress(psycopg.Error):
+                    await conn.execute("ROLLBACK")
 
 
 @dataclass(frozen=True)

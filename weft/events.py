@@ -31,17 +31,18 @@ committed later, and the relay positions in id order among what has committed, s
 events are positioned in the order their writers committed.
 
 Relaying from the event loop. Code in the server's event loop that commits events in its own SQL
-(the one-statement claim and completion on weft.apool) calls `relay_soon()`: the relay runs in a
-worker thread while the answer goes out, one at a time per loop. It starts RELAY_SOON_DELAY
-(20 ms) after the first call, and calls made while it waits share it, calls made while it runs
-share one more run after it: a busy server relays tens of times a second, not once per write.
-As everywhere, a write answers without waiting for its events' positions.
+(the one-statement claim and completion on weft.apool) calls `weft.relay_loop.relay_soon()`: the
+same protocol, run in the loop on the loop's pool, coalesced, while the answer goes out (see
+that module). As everywhere, a write answers without waiting for its events' positions.
 
-Relay hooks. `register_relay_hook(fn)`: `fn(events)` is called with each freshly positioned
-batch (in position order) INSIDE the relay's transaction, so a consumer can write rows of its
-own (webhook deliveries) atomically with the positions. A hook that raises rolls the batch
+Relay hooks. `register_relay_hook(fn, acts_on=)`: `fn(events)` is called with each freshly
+positioned batch (in position order) INSIDE the relay's transaction, so a consumer can write rows
+of its own (webhook deliveries) atomically with the positions. A hook that raises rolls the batch
 back: the events stay unpositioned and the next relay tries again, so hooks must only write
-rows and never wait on the network.
+rows and never wait on the network. `acts_on()` gives an SQL condition on an event row `e` that
+holds for every event the hook would act on (it may hold for more): the loop's relay positions a
+batch by itself when no hook's condition holds for any of its events, and hands it to `relay()`
+otherwise. A hook without one sends every batch to `relay()`.
 
 Fan-out. `register_fanout(fn)`: `fn(event)` is called for every event after the relay that
 positioned it has committed (web socket pushes), exactly once, from whichever process relayed
@@ -61,16 +62,13 @@ Reading (webhooks, the SSE stream):
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import weakref
 from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, timedelta
 from functools import partial
 from typing import Any
 
-from asgiref.sync import sync_to_async
-from django.db import close_old_connections, connection, models, transaction
+from django.db import connection, models, transaction
 from django.db.models import Max, Min
 from django.utils import timezone
 
@@ -81,13 +79,12 @@ log = logging.getLogger(__name__)
 
 Fanout = Callable[[Event], None]
 RelayHook = Callable[[list[Event]], None]
+# An SQL condition on the event row `e`: true for every event the hook would act on.
+ActsOn = Callable[[], str]
 _fanouts: list[Fanout] = []
-_relay_hooks: list[RelayHook] = []
+_relay_hooks: dict[RelayHook, ActsOn | None] = {}
 
 RELAY_BATCH = 500
-# How long the event loop's relay (relay_soon) waits before it runs: its events get their
-# positions this much later, and a busy server relays tens of times a second, not per write.
-RELAY_SOON_DELAY = 0.02
 RELAY_LOCK = 0x7765667472656C61  # "weftrela": the advisory lock key only relays take
 SEQUENCE = "weft_event_position"
 READ_LIMIT = 1000
@@ -106,15 +103,23 @@ def unregister_fanout(fn: Fanout) -> None:
         _fanouts.remove(fn)
 
 
-def register_relay_hook(fn: RelayHook) -> None:
+def register_relay_hook(fn: RelayHook, *, acts_on: ActsOn | None = None) -> None:
     """Call `fn(events)` with each positioned batch inside the relay's transaction (see above)."""
-    if fn not in _relay_hooks:
-        _relay_hooks.append(fn)
+    _relay_hooks.setdefault(fn, acts_on)
 
 
 def unregister_relay_hook(fn: RelayHook) -> None:
-    if fn in _relay_hooks:
-        _relay_hooks.remove(fn)
+    _relay_hooks.pop(fn, None)
+
+
+def relay_hook_conditions() -> list[str] | None:
+    """Each hook's condition (see above), or None when a hook has none."""
+    conditions = []
+    for acts_on in list(_relay_hooks.values()):
+        if acts_on is None:
+            return None
+        conditions.append(acts_on())
+    return conditions
 
 
 def emit(
@@ -146,62 +151,15 @@ def schedule_relay() -> None:
     its own SQL (position NULL) calls this inside its transaction, as `emit()` does."""
     # One callback per event: the first positions the whole transaction's events, the others
     # find nothing waiting and stop after one indexed probe.
-    transaction.on_commit(_relay_after_commit)
+    transaction.on_commit(relay_after_commit)
 
 
-def _relay_after_commit() -> None:
+def relay_after_commit() -> None:
     try:
         relay()
     except Exception:
         # The write has committed; the periodic relay positions what this one could not.
         log.exception("relay after commit failed; the periodic relay will position the events")
-
-
-class _Pump:
-    """One event loop's relays: the one running, and whether it must run once more."""
-
-    task: asyncio.Task[None] | None = None
-    again: bool = False
-
-
-_pumps: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pump] = weakref.WeakKeyDictionary()
-
-
-def relay_soon() -> None:
-    """From the event loop, after a commit that inserted events: relay them in a worker thread,
-    without the caller waiting; while a relay runs, one more follows it (see above)."""
-    loop = asyncio.get_running_loop()
-    pump = _pumps.setdefault(loop, _Pump())
-    if pump.task is not None:
-        pump.again = True
-        return
-    pump.task = loop.create_task(_pump_relays(pump))
-
-
-async def _pump_relays(pump: _Pump) -> None:
-    try:
-        while True:
-            # A moment first: the writes of the next few milliseconds share this relay (one
-            # batch, one hook call, one transaction, one push) instead of each paying for one.
-            await asyncio.sleep(RELAY_SOON_DELAY)
-            pump.again = False
-            try:
-                await sync_to_async(_relay_in_thread, thread_sensitive=False)()
-            except Exception:
-                # The writes have committed; the next relay, or the periodic one, positions them.
-                log.exception("relay from the event loop failed; a later relay will position the events")
-            if not pump.again:
-                return
-    finally:
-        pump.task = None
-
-
-def _relay_in_thread() -> None:
-    close_old_connections()
-    try:
-        _relay_after_commit()
-    finally:
-        close_old_connections()
 
 
 def relay(*, batch: int = RELAY_BATCH) -> list[Event]:
@@ -221,7 +179,7 @@ def relay(*, batch: int = RELAY_BATCH) -> list[Event]:
             if events:
                 for hook in list(_relay_hooks):
                     hook(events)
-                transaction.on_commit(partial(_fan_out, events))
+                transaction.on_commit(partial(fan_out, events))
         positioned += events
     return positioned
 
@@ -229,7 +187,7 @@ def relay(*, batch: int = RELAY_BATCH) -> list[Event]:
 def _waiting() -> bool:
     """Whether a committed event waits for its position (the partial index `event_unpositioned`)."""
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT 1 FROM {_EVENT_TABLE} WHERE position IS NULL LIMIT 1")  # noqa: S608
+        cursor.execute(f"SELECT 1 FROM {EVENT_TABLE} WHERE position IS NULL LIMIT 1")  # noqa: S608
         return cursor.fetchone() is not None
 
 
@@ -247,7 +205,7 @@ def _position_batch(batch: int) -> list[Event] | None:
             # The batch comes back with its workspaces, as the hooks and the fan-out read them: one
             # round trip, and no query for the ORM to compile on every relay.
             cursor.execute(_POSITION_AND_READ, [batch])
-            return [_event_of(row) for row in cursor.fetchall()]
+            return [event_from_row(row) for row in cursor.fetchall()]
         else:
             # The IMMEDIATE transaction holds SQLite's one write lock: no writer commits meanwhile.
             cursor.execute(f"SELECT COALESCE(MAX(position), 0) FROM {table}")  # noqa: S608
@@ -265,17 +223,17 @@ def _position_batch(batch: int) -> list[Event] | None:
     return list(Event.objects.filter(pk__in=ids).select_related("workspace").order_by("position"))
 
 
-def _columns(model: type[models.Model], alias: str) -> str:
+def columns_of(model: type[models.Model], alias: str) -> str:
     return ", ".join(f'{alias}."{field.column}"' for field in model._meta.concrete_fields)
 
 
-_EVENT_TABLE = Event._meta.db_table
+EVENT_TABLE = Event._meta.db_table
 _POSITION_AND_READ = (
-    f"WITH batch AS (SELECT id, nextval('{SEQUENCE}') AS position FROM {_EVENT_TABLE} "  # noqa: S608
+    f"WITH batch AS (SELECT id, nextval('{SEQUENCE}') AS position FROM {EVENT_TABLE} "  # noqa: S608
     "WHERE position IS NULL ORDER BY id LIMIT %s), "
-    f"moved AS (UPDATE {_EVENT_TABLE} e SET position = batch.position FROM batch WHERE e.id = batch.id "
-    f"RETURNING {_columns(Event, 'e')}) "
-    f"SELECT {_columns(Event, 'moved')}, {_columns(Workspace, 'w')} FROM moved "
+    f"moved AS (UPDATE {EVENT_TABLE} e SET position = batch.position FROM batch WHERE e.id = batch.id "
+    f"RETURNING {columns_of(Event, 'e')}) "
+    f"SELECT {columns_of(Event, 'moved')}, {columns_of(Workspace, 'w')} FROM moved "
     f"JOIN {Workspace._meta.db_table} w ON w.id = moved.workspace_id ORDER BY moved.position"
 )
 
@@ -289,14 +247,16 @@ def _instance(model: type[models.Model], values: Sequence[Any]) -> Any:
     return model.from_db(connection.alias, [f.attname for f in fields], loaded)
 
 
-def _event_of(row: Sequence[Any]) -> Event:
+def event_from_row(row: Sequence[Any]) -> Event:
+    """An event and its workspace from a row of their columns (`columns_of`), JSON as text."""
     width = len(Event._meta.concrete_fields)
     event: Event = _instance(Event, row[:width])
     event.workspace = _instance(Workspace, row[width:])
     return event
 
 
-def _fan_out(events: list[Event]) -> None:
+def fan_out(events: list[Event]) -> None:
+    """Each event to every fan-out consumer, once the relay that positioned it has committed."""
     for event in events:
         for fn in list(_fanouts):
             try:

@@ -36,7 +36,8 @@ from boards import attention, clock, lease
 from boards.models import Column, InboxItem, InboxKind, InboxState, Report, Run, Task
 from boards.services.common import LEASE_TOKEN_SALT, token_hash
 from weft import apool
-from weft.events import relay_soon, schedule_relay
+from weft.events import schedule_relay
+from weft.relay_loop import relay_soon
 
 _DATABASE_CLOCK = clock.db_now
 LIVE = tuple(sorted(lease.LIVE_STATES))

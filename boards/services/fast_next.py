@@ -19,7 +19,7 @@ from accounts.models import Usage, month_start
 from boards.models import Column, Run, Task
 from boards.services.fast import BY_ID_CHECKS, CLAIM_SQL, LIVE_IN, claim_params, claimed_row, one_line
 from weft import apool
-from weft.events import relay_soon
+from weft.relay_loop import relay_soon
 
 # startNext's claim when nothing comes before the best next task (boards.services.work's order of
 # precedence): the connection holds no live run and has no unused approval and no answer to hand

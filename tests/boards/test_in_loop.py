@@ -1,7 +1,7 @@
 """The claim, the completion and startNext's claim from the event loop (PostgreSQL): the same
 one statements on the loop's own pool (weft.apool), without a thread. They answer as the ORM path
 does, step aside (changing nothing) in every other state, and their events are positioned by the
-loop's relay (`events.relay_soon`) without the answer waiting for it.
+loop's relay (`relay_loop.relay_soon`) without the answer waiting for it.
 
 The loop's pool commits on its own connections, so these tests run with real transactions."""
 
@@ -28,7 +28,7 @@ from boards.services import (
 from boards.services.work import _best_next
 from tests.boards.helpers import beat, complete
 from tests.boards.test_fast_paths import IDS_AND_INSTANTS
-from weft import apool, events
+from weft import apool, relay_loop
 from weft.models import Event
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("on_postgres")]
@@ -40,8 +40,7 @@ def _in_loop[T](make: Callable[[], Awaitable[T]]) -> T:
     async def run() -> T:
         try:
             result = await make()
-            pump = events._pumps.get(asyncio.get_running_loop())
-            while pump is not None and pump.task is not None:
+            while not relay_loop.idle(asyncio.get_running_loop()):
                 await asyncio.sleep(0.01)
             return result
         finally:

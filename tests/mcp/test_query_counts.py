@@ -7,7 +7,7 @@ and the usage increment. The first call of a token also verifies it: access toke
 seat, last_used_at — and, the first time in the month, creates the usage row. On PostgreSQL
 the two around the tool are one statement on the gate's own pool (weft/mcp/gate.py), and a
 common claim is one more there (boards/services/fast.py), its relay run after the answer
-(`events.relay_soon`): the count waits for that relay.
+(`relay_loop.relay_soon`): the count waits for that relay.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 from unittest import mock
 
+import psycopg
 import pytest
 from django.db.backends.utils import CursorWrapper
 
@@ -26,7 +27,7 @@ from accounts.connections import connection_live
 from boards.models import Task
 from boards.services import board_default, task_claim
 from tests.mcp.harness import MCP, agent_token, in_process
-from weft import apool, events
+from weft import apool, relay_loop
 from weft.mcp import gate
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -34,6 +35,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 if gate.enabled():  # PostgreSQL: the gate is one statement on its own pool (weft/mcp/gate.py)
     OVERHEAD = 1  # connection, seat, workspace, plan and the usage upsert
     FIRST_CALL = 5  # + verification (4); the upsert creates the month's usage row
+    FAST_CLAIM = 1  # the claim, its run, the task and its event row (boards/services/fast.py)
+    LOOP_RELAY = 3  # BEGIN + the relay lock; the positions; COMMIT + a look for more (weft.relay_loop)
 else:
     OVERHEAD = 2  # connection_live + usage_consume's UPDATE
     FIRST_CALL = 8  # + verification (4) + the month's usage row (a missed UPDATE and the INSERT)
@@ -41,7 +44,8 @@ else:
 
 @contextlib.contextmanager
 def all_queries() -> Iterator[list[str]]:
-    """SQL run through Django on any thread inside the block, and the MCP gate's statements.
+    """SQL run through Django on any thread inside the block, and every round trip on the
+    event loop's pool (weft.apool: the gate, the fast claim, the loop's relay).
 
     Django's execute wrappers (what CaptureQueriesContext uses) live on one thread's connection,
     so this wraps the one method every cursor's execute goes through instead.
@@ -55,25 +59,23 @@ def all_queries() -> Iterator[list[str]]:
             seen.append(sql)
         return original(self, sql, params, many, executor)
 
-    real_fetch = apool.fetch_one
+    pooled = psycopg.AsyncRawCursor.execute
 
-    async def fetching(sql: str, params: Any, **options: Any) -> Any:
+    async def round_trip(self: psycopg.AsyncRawCursor[Any], query: Any, *args: Any, **options: Any) -> Any:
         with lock:
-            seen.append(sql)
-        return await real_fetch(sql, params, **options)
+            seen.append(str(query))
+        return await pooled(self, query, *args, **options)
 
     with (
         mock.patch.object(CursorWrapper, "_execute_with_wrappers", counting),
-        mock.patch.object(gate, "fetch_one", fetching),
-        mock.patch.object(apool, "fetch_one", fetching),
+        mock.patch.object(psycopg.AsyncRawCursor, "execute", round_trip),
     ):
         yield seen
 
 
 async def relayed() -> None:
-    """Wait for the relay the loop started after its own commits (`events.relay_soon`)."""
-    pump = events._pumps.get(asyncio.get_running_loop())
-    while pump is not None and pump.task is not None:
+    """Wait for the relay the loop started after its own commits (`relay_loop.relay_soon`)."""
+    while not relay_loop.idle(asyncio.get_running_loop()):
         await asyncio.sleep(0.01)
 
 
@@ -100,7 +102,7 @@ def test_a_call_costs_two_queries_once_its_token_is_verified(with_noop, alice, w
     assert asyncio.run(calls()) == [FIRST_CALL, OVERHEAD, OVERHEAD]
 
 
-def test_start_task_costs_the_claim_plus_two_queries(with_noop, alice, ws_a):
+def test_start_task_costs_the_gate_the_claim_and_its_relay(with_noop, alice, ws_a):
     token, connection = agent_token(alice, ws_a)
     board = board_default(workspace=ws_a)
     first, direct, through_mcp = (
@@ -124,4 +126,7 @@ def test_start_task_costs_the_claim_plus_two_queries(with_noop, alice, ws_a):
 
     result, total = asyncio.run(start())
     assert not result.get("isError"), result
-    assert total == claim_only + OVERHEAD
+    if apool.enabled():
+        assert total == OVERHEAD + FAST_CLAIM + LOOP_RELAY < claim_only + OVERHEAD
+    else:
+        assert total == claim_only + OVERHEAD
