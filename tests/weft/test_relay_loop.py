@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
+import psycopg
 import pytest
 from django.db import connection, transaction
 from django.test import override_settings
@@ -264,3 +265,43 @@ def test_beside_the_threads_relays_every_event_is_positioned_once_in_commit_orde
     for ws in (ws_a, ws_b):
         relayed = events.read(workspace_id=ws.pk, after=0, limit=1000, types=["loop.counted"])
         assert [e.payload["n"] for e in relayed] == list(range(1, writers // 2 * rounds + 1))
+
+
+def test_a_relay_whose_connection_dies_midway_loses_nothing(clean_log, ws_a, monkeypatch):
+    """The backend is terminated between the lock and the positions: the relay fails, the pool
+    drops the connection, and the next relay positions every event on a new one."""
+    made = [committed(ws_a, n=1), committed(ws_a, n=2)]
+    real_scalar = relay_loop._scalar
+    killed: list[int] = []
+
+    async def killing_after_the_lock(cursor: Any, sql: str) -> Any:
+        value = await real_scalar(cursor, sql)
+        if sql == relay_loop._LOCK and not killed:
+            killed.append(cursor.connection.info.backend_pid)
+            with psycopg.connect(**apool.conninfo(), autocommit=True) as other:
+                other.execute("SELECT pg_terminate_backend(%s)", [killed[0]])
+        return value
+
+    monkeypatch.setattr(relay_loop, "_scalar", killing_after_the_lock)
+
+    async def relay_twice() -> tuple[list[int], int]:
+        with pytest.raises(psycopg.OperationalError):
+            await relay_loop.relay_in_loop()
+        assert unpositioned_now() == [e.pk for e in made]
+        relayed = await relay_loop.relay_in_loop()
+        async with apool.connection() as conn:
+            pid = conn.info.backend_pid
+        return [e.pk for e in relayed], pid
+
+    relayed, pid = in_loop(relay_twice)
+    assert killed and pid != killed[0]
+    assert relayed == [e.pk for e in made]
+    assert unpositioned() == []
+
+
+def unpositioned_now() -> list[int]:
+    """`unpositioned()` from inside the event loop, on a connection of its own."""
+    with psycopg.connect(**apool.conninfo()) as conn:
+        sql = f"SELECT id FROM {events.EVENT_TABLE} WHERE position IS NULL ORDER BY id"
+        rows = conn.execute(sql).fetchall()
+    return [row[0] for row in rows]
