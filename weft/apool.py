@@ -16,9 +16,10 @@ import asyncio
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg
 from django.conf import settings
@@ -53,6 +54,26 @@ async def fetch_one(
         return await _fetch_on(pool, sql, params, prepare)
     except _Broken as again:
         raise again.error from None
+
+
+class Rider(Protocol):
+    """What rides on a tool's statement (weft.mcp.gate.Riding)."""
+
+    async def carry(self, sql: str, params: dict[str, Any], final: str) -> tuple[Any, ...] | None: ...
+
+
+# The rider of the tool call this task serves, until a statement carries it.
+riding: ContextVar[Rider | None] = ContextVar("weft_apool_riding", default=None)
+
+
+async def fetch_action(sql: str, params: dict[str, Any], *, final: str) -> tuple[Any, ...] | None:
+    """`fetch_one` for a statement that acts for a tool call; the call's gate rides on it when
+    it has not run yet (`final` is the statement's last SELECT). None: nothing changed."""
+    rider = riding.get()
+    if rider is None:
+        return await fetch_one(sql, params)
+    riding.set(None)
+    return await rider.carry(sql, params, final)
 
 
 class _Broken(Exception):

@@ -116,6 +116,12 @@ _TOKEN_HASH = (
     "%(run_id)s::text || ':' || task.epoch::text, 'UTF8'))), 'hex'), 'UTF8')), 'hex')"
 )
 
+# The statements' last SELECTs: the gate riding on one puts it after its own (weft.mcp.gate).
+CLAIM_FINAL = "SELECT task.*, run.* FROM task, run"
+COMPLETE_FINAL = (
+    "SELECT run.*, task.*, report.*, item.* FROM run CROSS JOIN task CROSS JOIN report LEFT JOIN item ON true"
+)
+
 # What a claim by id checks that startNext's pick already has: a live board, and no approval or
 # answer of the caller's for this task (the pick requires none at all). NEXT_CLAIM_SQL leaves it out.
 BY_ID_CHECKS = """
@@ -164,7 +170,7 @@ event AS (
         run.epoch, clock.now
     FROM run, clock
 )
-SELECT task.*, run.* FROM task, run
+{CLAIM_FINAL}
 """  # noqa: S608 (no input in the text: the columns come from the models)
 
 
@@ -205,7 +211,7 @@ def claim(*, workspace_id: int, task_id: Any, connection_id: int) -> tuple[Task,
 async def claim_in_loop(*, workspace_id: int, task_id: Any, connection_id: int) -> tuple[Task, Run] | None:
     """`claim` from the event loop, on its own pool (weft.apool): no thread, the same statement."""
     params = _claim_of(workspace_id=workspace_id, task_id=task_id, connection_id=connection_id)
-    row = await apool.fetch_one(CLAIM_SQL, params) if params is not None else None
+    row = await apool.fetch_action(CLAIM_SQL, params, final=CLAIM_FINAL) if params is not None else None
     if row is None:
         return None
     relay_soon()
@@ -283,7 +289,7 @@ event AS (
     ) e, clock
     ORDER BY e.ord
 )
-SELECT run.*, task.*, report.*, item.* FROM run CROSS JOIN task CROSS JOIN report LEFT JOIN item ON true
+{COMPLETE_FINAL}
 """  # noqa: S608 (as CLAIM_SQL)
 
 
@@ -355,7 +361,7 @@ async def complete_in_loop(
 ) -> Completed | None:
     """`complete` from the event loop, on its own pool (weft.apool): no thread, the same statement."""
     params = _complete_of(workspace_id, run_id, lease_token, outcome, next_step, lists)
-    row = await apool.fetch_one(COMPLETE_SQL, params) if params is not None else None
+    row = await apool.fetch_action(COMPLETE_SQL, params, final=COMPLETE_FINAL) if params is not None else None
     if row is None:
         return None
     relay_soon()

@@ -6,8 +6,8 @@ the connection re-check (`connection_live`: not revoked, seat held, with workspa
 and the usage increment. The first call of a token also verifies it: access token, connection,
 seat, last_used_at — and, the first time in the month, creates the usage row. On PostgreSQL
 the two around the tool are one statement on the gate's own pool (weft/mcp/gate.py), and a
-common claim is one more there (boards/services/fast.py), its relay run after the answer
-(`relay_loop.relay_soon`): the count waits for that relay.
+common claim carries the gate in its own statement (boards/services/fast.py), its relay run after
+the answer (`relay_loop.relay_soon`): the count waits for that relay.
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 if gate.enabled():  # PostgreSQL: the gate is one statement on its own pool (weft/mcp/gate.py)
     OVERHEAD = 1  # connection, seat, workspace, plan and the usage upsert
     FIRST_CALL = 5  # + verification (4); the upsert creates the month's usage row
-    FAST_CLAIM = 1  # the claim, its run, the task and its event row (boards/services/fast.py)
+    # The gate rides on the claim (weft.mcp.gate.Riding): the call, the claim, its run, the task
+    # and its event row in one statement (boards/services/fast.py).
+    GATED_CLAIM = 1
     LOOP_RELAY = 3  # BEGIN + the relay lock; the positions; COMMIT + a look for more (weft.relay_loop)
 else:
     OVERHEAD = 2  # connection_live + usage_consume's UPDATE
@@ -102,7 +104,7 @@ def test_a_call_costs_two_queries_once_its_token_is_verified(with_noop, alice, w
     assert asyncio.run(calls()) == [FIRST_CALL, OVERHEAD, OVERHEAD]
 
 
-def test_start_task_costs_the_gate_the_claim_and_its_relay(with_noop, alice, ws_a):
+def test_start_task_costs_one_statement_and_its_relay(with_noop, alice, ws_a):
     token, connection = agent_token(alice, ws_a)
     board = board_default(workspace=ws_a)
     first, direct, through_mcp = (
@@ -127,6 +129,6 @@ def test_start_task_costs_the_gate_the_claim_and_its_relay(with_noop, alice, ws_
     result, total = asyncio.run(start())
     assert not result.get("isError"), result
     if apool.enabled():
-        assert total == OVERHEAD + FAST_CLAIM + LOOP_RELAY < claim_only + OVERHEAD
+        assert total == GATED_CLAIM + LOOP_RELAY < claim_only + OVERHEAD
     else:
         assert total == claim_only + OVERHEAD

@@ -12,10 +12,23 @@ tests/mcp/test_gate.py runs every refusal through both paths and compares the an
 
 The pool is the event loop's own (weft.apool), autocommit: each statement is its own
 transaction, as the ORM path's two were.
+
+The gate rides on a tool's statement. A tool whose common case is one statement on the pool
+(start_task's claim, complete_task's completion) does not wait for the gate first: `Riding`
+puts the gate's `WITH` in front of that statement (`carrying`), its `clock` made to have a row
+only when the call is admitted in the connection's own workspace. Every write of those statements
+reads `clock`, so a refused call changes nothing but the meter, as the gate alone would; the
+answer is the gate's row and the tool's, one round trip instead of two. A tool service that does
+not reach its statement (an argument it refuses first, a state it leaves to the ORM) has the gate
+run on its own before anything else is answered (`server._gated`), so every answer keeps the
+gate's order. tests/mcp/test_gate_rides.py runs every check through the riding gate as well.
 """
 
 from __future__ import annotations
 
+from contextlib import suppress
+from datetime import datetime
+from functools import cache
 from typing import Any
 
 from django.db import models
@@ -33,7 +46,9 @@ KIND = Usage.AGENT_CALLS
 MODELS: tuple[type[models.Model], ...] = (AgentConnection, Workspace, Plan)
 # The pool is weft.apool's, shared with the one-statement claim and completion; its names stay
 # importable from here.
-__all__ = ["_Pools", "_open_pool", "admit", "close_pool", "conninfo", "enabled", "fetch_one", "refusal"]
+__all__ = [
+    "Riding", "_Pools", "_open_pool", "admit", "close_pool", "conninfo", "enabled", "fetch_one", "refusal",
+]  # fmt: skip
 
 
 def unauthenticated() -> WeftError:
@@ -48,8 +63,8 @@ def _fields(model: type[models.Model]) -> list[models.Field[Any, Any]]:
     return list(model._meta.concrete_fields)
 
 
-def _statement() -> str:
-    """The gate as one statement: %(connection)s, %(period)s, %(kind)s → one row, or none if not live.
+def _ctes() -> str:
+    """The gate's CTEs, `live` and `metered`: %(connection)s, %(period)s, %(kind)s.
 
     The meter is accounts.meter's (as `usage_consume`: a suspended workspace meters nothing, a
     cap of 0 creates the month's row at 0 and refuses). `used` is the count before this statement.
@@ -66,20 +81,22 @@ def _statement() -> str:
     seat = f"SELECT 1 FROM {table[Seat]} s WHERE s.workspace_id = c.workspace_id AND s.user_id = c.user_id"  # noqa: S608
     # Table and column names from the models' meta; every value is a parameter.
     return f"""
-WITH live AS (
+live AS (
     SELECT {columns}, w.is_suspended AS suspended, p."{cap}" AS cap, w.id AS workspace
     FROM {table[AgentConnection]} c
     JOIN {table[Workspace]} w ON w.id = c.workspace_id
     JOIN {table[Plan]} p ON p.id = w.plan_id
     WHERE c.id = %(connection)s AND c.revoked_at IS NULL
       AND EXISTS ({seat})
-), {meter.METERED}
-SELECT live.*, {meter.ADMITTED} AS admitted, {meter.USED} AS used
-FROM live
-"""  # noqa: S608
+), {meter.METERED}"""  # noqa: S608
 
 
-STATEMENT = _statement()
+CTES = _ctes()
+# The gate's row: the connection's, workspace's and plan's columns, then these five.
+ADMISSION = f"SELECT live.*, {meter.ADMITTED} AS admitted, {meter.USED} AS used FROM live"  # noqa: S608
+# The gate as one statement → one row, or none if the connection is not live.
+STATEMENT = f"WITH {CTES} {ADMISSION}"
+WIDTH = sum(len(_fields(model)) for model in MODELS) + 5
 
 
 def _instances(row: tuple[Any, ...]) -> AgentConnection:
@@ -114,8 +131,15 @@ async def admit(connection_id: int | None) -> AgentConnection:
     if connection_id is None:
         raise unauthenticated()
     now = timezone.now()
-    params = {"connection": connection_id, "period": month_start(now.date()), "kind": KIND}
-    row = await fetch_one(STATEMENT, params)
+    return _admitted(await fetch_one(STATEMENT, _params(connection_id, now)), now)
+
+
+def _params(connection_id: int, now: datetime) -> dict[str, Any]:
+    return {"connection": connection_id, "period": month_start(now.date()), "kind": KIND}
+
+
+def _admitted(row: tuple[Any, ...] | None, now: datetime) -> AgentConnection:
+    """The connection of the gate's row, or the WeftError of its refusal."""
     if row is None:
         raise unauthenticated()
     *fields, _suspended, _cap, _workspace, admitted, used = row
@@ -124,3 +148,56 @@ async def admit(connection_id: int | None) -> AgentConnection:
     if error is not None:
         raise error
     return connection
+
+
+class Riding:
+    """The gate of one call, riding on the first statement the tool sends through
+    `apool.fetch_action` (see above); `admit()` answers as `admit(connection_id)` would.
+
+    `given` is the connection the tool was handed, its id and workspace id only: once a statement
+    has admitted the call, it holds everything `admit` loads (workspace and plan), so the tool can
+    read them after its first statement (startNext's claim reads the plan's cap)."""
+
+    def __init__(self, given: AgentConnection) -> None:
+        self.given = given
+        self.connection_id: int = given.pk
+        self.now = timezone.now()
+        self.carried = False
+        self.row: tuple[Any, ...] | None = None
+
+    async def carry(self, sql: str, params: dict[str, Any], final: str) -> tuple[Any, ...] | None:
+        """The tool's statement with the gate in front: the tool's row, or None (nothing changed)."""
+        gate = _params(self.connection_id, self.now)
+        assert not gate.keys() & params.keys(), "the gate's parameters and the tool's must differ"
+        self.carried = True
+        row = await fetch_one(carrying(sql, final), {**params, **gate})
+        if row is None:
+            return None  # not live: `admit` answers unauthenticated
+        self.row = row[:WIDTH]
+        with suppress(WeftError):
+            self.given.__dict__.update(_admitted(self.row, self.now).__dict__)
+        return row[WIDTH:] if row[WIDTH] is not None else None
+
+    async def admit(self) -> AgentConnection:
+        if not self.carried:
+            return await admit(self.connection_id)
+        return _admitted(self.row, self.now)
+
+
+# A tool statement starts with this clock; `carrying` gives it a row only for an admitted call.
+CLOCK = "WITH clock AS (SELECT COALESCE(%(now)s::timestamptz, statement_timestamp()) AS now),"
+
+
+@cache
+def carrying(sql: str, final: str) -> str:
+    """`sql` (CLOCK, its CTEs, then `final`, its last SELECT) with the gate in front: the gate's
+    row, then the statement's row or NULLs. Its writes all read `clock`, which has a row only
+    when the call is admitted in the workspace %(ws)s names."""
+    assert sql.startswith(CLOCK) and sql.endswith(final), "a statement the gate can ride on"
+    ctes = sql[len(CLOCK) : -len(final)].strip()
+    return (
+        f"WITH {' '.join(CTES.split())}, admission AS ({ADMISSION}), "  # noqa: S608 (statements of this code)
+        "clock AS (SELECT COALESCE(%(now)s::timestamptz, statement_timestamp()) AS now FROM admission "
+        f"WHERE admission.admitted AND admission.workspace = %(ws)s), {ctes}, answer AS ({final}) "
+        "SELECT admission.*, answer.* FROM admission LEFT JOIN answer ON true"
+    )

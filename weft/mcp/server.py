@@ -27,7 +27,9 @@ from pydantic import ValidationError
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp
 
+from accounts.models import AgentConnection
 from boards.limits import nul_path, without_nul
+from weft import apool
 from weft.errors import WeftError, invalid_argument
 from weft.hints import Hint, fix, render_text
 from weft.mcp import gate
@@ -140,13 +142,18 @@ async def call_as_connection(
     gate (connection, seat, workspace, meter) is one statement in the event loop (weft.mcp.gate),
     and `in_loop=True` — for an `fn` that touches no database — runs `fn` there too: no thread.
     `fast(connection)`, an async service for the common case on the loop's own pool, is tried
-    first there: its result is the answer, and None (nothing changed) hands the call to `fn`.
+    first there: its result is the answer, and None (nothing changed) hands the call to `fn`. The
+    gate rides on `fast`'s first statement (weft.mcp.gate.Riding): until that statement, `fast`
+    may read the connection's id and workspace id only.
     """
     token = get_access_token()
-    connection_id = (token.claims or {}).get("connection_id") if token else None
+    claims = (token.claims or {}) if token else {}
+    connection_id = claims.get("connection_id")
     if not gate.enabled():
         return await sync_to_async(_run_for_connection, thread_sensitive=False)(fn, connection_id)
-    return await _gated(fn, connection_id, in_loop=in_loop, fast=fast)
+    return await _gated(
+        fn, connection_id, in_loop=in_loop, fast=fast, workspace_id=claims.get("workspace_id")
+    )
 
 
 async def _gated(
@@ -155,13 +162,18 @@ async def _gated(
     *,
     in_loop: bool,
     fast: Callable[[Any], Awaitable[Any | None]] | None = None,
+    workspace_id: int | None = None,
 ) -> CallToolResult:
-    """`_run_for_connection` with the gate in the event loop (PostgreSQL): the same answers."""
+    """`_run_for_connection` with the gate in the event loop (PostgreSQL): the same answers.
+    Given the workspace the caller's token names, the gate rides on `fast`'s statement."""
     try:
-        connection = await gate.admit(connection_id)
-        if in_loop:
-            return _outcome(fn, connection)
-        done = await fast(connection) if fast is not None else None
+        if fast is not None and connection_id is not None and workspace_id is not None:
+            connection, done = await _riding(fast, connection_id, workspace_id)
+        else:
+            connection = await gate.admit(connection_id)
+            if in_loop:
+                return _outcome(fn, connection)
+            done = await fast(connection) if fast is not None else None
         if done is not None:
             return render_result(done)
     except WeftError as error:
@@ -169,6 +181,25 @@ async def _gated(
     except Exception as exc:
         return error_result(failure_error(exc, "MCP tool call"))
     return await sync_to_async(_run_for_connection, thread_sensitive=False)(fn, connection_id, connection)
+
+
+async def _riding(
+    fast: Callable[[Any], Awaitable[Any | None]], connection_id: int, workspace_id: int
+) -> tuple[AgentConnection, Any]:
+    """`fast`'s answer with the gate riding on its first statement, and the admitted connection.
+    Whatever `fast` answers or raises, the gate's refusal comes first: a refused call's statement
+    changed nothing but the meter."""
+    given = AgentConnection(pk=connection_id, workspace_id=workspace_id)
+    rider = gate.Riding(given)
+    token = apool.riding.set(rider)
+    try:
+        done = await fast(given)
+    except WeftError:
+        await rider.admit()
+        raise
+    finally:
+        apool.riding.reset(token)
+    return await rider.admit(), done
 
 
 class WeftMCPServer(MCPServer):
