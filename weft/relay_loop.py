@@ -7,10 +7,10 @@ of weft.events, on a pooled connection and without a thread, while the answer go
 1. `BEGIN; SELECT pg_try_advisory_xact_lock(RELAY_LOCK)` (one round trip). Taken: stop; the holder
    looks again after its commit.
 2. A new statement, so a snapshot taken after the lock: the batch in id order takes its
-   positions, unless a relay hook would act on one of its events (the hooks' `acts_on`
-   conditions, weft.events). Then nothing is written, the transaction rolls back, and the rest
-   goes to `events.relay()` in a worker thread, where the hooks write their rows in the relay's
-   transaction as always.
+   positions and is read back with, for each event, whether a relay hook would act on it (the
+   hooks' `acts_on` conditions, weft.events). If one would, the transaction rolls back, and the
+   rest goes to `events.relay()` in a worker thread, where the hooks write their rows in the
+   relay's transaction as always.
 3. `COMMIT; SELECT EXISTS (an unpositioned event)` (one round trip), the fan-out in the loop,
    and again while events wait.
 
@@ -50,18 +50,17 @@ _COMMIT_AND_LOOK = f"COMMIT; SELECT EXISTS (SELECT 1 FROM {events.EVENT_TABLE} W
 
 @cache
 def _position_sql(acts: str) -> str:
-    """Step 2: the first column says whether a hook acts on the batch (then nothing moved)."""
+    """Step 2: the batch positioned and read back; each row's first column says whether a hook
+    acts on its event (then the caller rolls the batch back)."""
     table = events.EVENT_TABLE
     return (
         f"WITH batch AS (SELECT e.id, nextval('{events.SEQUENCE}') AS position, ({acts}) AS acts "  # noqa: S608
         f"FROM {table} e WHERE e.position IS NULL ORDER BY e.id LIMIT %(batch)s), "
-        "hooked AS (SELECT COALESCE(bool_or(acts), false) AS acts FROM batch), "
-        f"moved AS (UPDATE {table} e SET position = batch.position FROM batch "
-        "WHERE e.id = batch.id AND NOT (SELECT acts FROM hooked) "
+        f"moved AS (UPDATE {table} e SET position = batch.position FROM batch WHERE e.id = batch.id "
         f"RETURNING {events.columns_of(Event, 'e')}) "
-        f"SELECT hooked.acts, {events.columns_of(Event, 'moved')}, {events.columns_of(Workspace, 'w')} "
-        f"FROM hooked LEFT JOIN (moved JOIN {Workspace._meta.db_table} w ON w.id = moved.workspace_id) "
-        "ON true ORDER BY moved.position"
+        f"SELECT batch.acts, {events.columns_of(Event, 'moved')}, {events.columns_of(Workspace, 'w')} "
+        f"FROM moved JOIN batch ON batch.id = moved.id JOIN {Workspace._meta.db_table} w "
+        "ON w.id = moved.workspace_id ORDER BY moved.position"
     )
 
 
@@ -85,9 +84,9 @@ async def relay_in_loop(*, batch: int = events.RELAY_BATCH) -> list[Event]:
                 return positioned  # the holder looks again after its commit
             await cursor.execute(statement.text, [batch])
             rows = await cursor.fetchall()
-            if rows[0][0]:
-                raise HooksAct  # apool.connection() rolls back: nothing was written
-            moved = [events.event_from_row(row[1:]) for row in rows if row[1] is not None]
+            if any(row[0] for row in rows):
+                raise HooksAct  # apool.connection() rolls the batch back
+            moved = [events.event_from_row(row[1:]) for row in rows]
             waiting = await _scalar(cursor, _COMMIT_AND_LOOK)
             events.fan_out(moved)
             positioned += moved
@@ -125,10 +124,11 @@ def relay_soon() -> None:
     pump.task = loop.create_task(_pump_relays(pump))
 
 
-def idle(loop: asyncio.AbstractEventLoop) -> bool:
-    """Whether no relay runs or waits to run in this loop (tests wait for it)."""
-    pump = _pumps.get(loop)
-    return pump is None or pump.task is None
+async def settled() -> None:
+    """Returns once no relay runs or waits to run in the running loop (tests wait on it)."""
+    pump = _pumps.get(asyncio.get_running_loop())
+    while pump is not None and pump.task is not None:
+        await asyncio.wait([pump.task])
 
 
 async def _pump_relays(pump: _Pump) -> None:

@@ -40,8 +40,7 @@ def _in_loop[T](make: Callable[[], Awaitable[T]]) -> T:
     async def run() -> T:
         try:
             result = await make()
-            while not relay_loop.idle(asyncio.get_running_loop()):
-                await asyncio.sleep(0.01)
+            await relay_loop.settled()
             return result
         finally:
             await apool.close_pool()

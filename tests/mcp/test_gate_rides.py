@@ -41,8 +41,7 @@ def _riding(
             result = await server._gated(
                 fn, connection_id, in_loop=False, fast=fast, workspace_id=workspace_id
             )
-            while not relay_loop.idle(asyncio.get_running_loop()):
-                await asyncio.sleep(0.01)
+            await relay_loop.settled()
             return result
         finally:
             await gate.close_pool()

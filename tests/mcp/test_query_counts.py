@@ -75,12 +75,6 @@ def all_queries() -> Iterator[list[str]]:
         yield seen
 
 
-async def relayed() -> None:
-    """Wait for the relay the loop started after its own commits (`relay_loop.relay_soon`)."""
-    while not relay_loop.idle(asyncio.get_running_loop()):
-        await asyncio.sleep(0.01)
-
-
 @pytest.fixture
 def with_noop(monkeypatch: pytest.MonkeyPatch) -> None:
     """The benchmark's no-op tool: the whole call path around no service."""
@@ -123,7 +117,7 @@ def test_start_task_costs_one_statement_and_its_relay(with_noop, alice, ws_a):
             await mcp.call("noop")  # verifies the token, creates the month's usage row
             with all_queries() as seen:
                 result = await mcp.call("start_task", {"id": through_mcp.pk})
-                await relayed()
+                await relay_loop.settled()
         return result, len(seen)
 
     result, total = asyncio.run(start())

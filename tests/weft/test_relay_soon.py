@@ -12,10 +12,6 @@ import pytest
 from weft import relay_loop
 
 
-def _pump_done() -> bool:
-    return relay_loop.idle(asyncio.get_running_loop())
-
-
 def test_it_coalesces_calls_made_while_a_relay_runs_into_one_more(monkeypatch: pytest.MonkeyPatch) -> None:
     runs: list[int] = []
     started = asyncio.Event()
@@ -32,8 +28,7 @@ def test_it_coalesces_calls_made_while_a_relay_runs_into_one_more(monkeypatch: p
         await started.wait()
         for _ in range(5):  # commits while the first relay runs
             relay_loop.relay_soon()
-        while not _pump_done():
-            await asyncio.sleep(0.01)
+        await relay_loop.settled()
 
     asyncio.run(scenario())
     assert len(runs) == 2  # the first, and one more for everything committed while it ran
@@ -50,8 +45,7 @@ def test_a_call_after_the_relay_finished_starts_a_new_one(monkeypatch: pytest.Mo
     async def scenario() -> None:
         for _ in range(3):
             relay_loop.relay_soon()
-            while not _pump_done():
-                await asyncio.sleep(0.005)
+            await relay_loop.settled()
 
     asyncio.run(scenario())
     assert len(runs) == 3
@@ -70,11 +64,9 @@ def test_a_failing_relay_leaves_the_pump_ready(monkeypatch: pytest.MonkeyPatch) 
 
     async def scenario() -> None:
         relay_loop.relay_soon()
-        while not _pump_done():
-            await asyncio.sleep(0.005)
+        await relay_loop.settled()
         relay_loop.relay_soon()
-        while not _pump_done():
-            await asyncio.sleep(0.005)
+        await relay_loop.settled()
 
     asyncio.run(scenario())
     assert len(runs) == 2
