@@ -38,7 +38,8 @@ def enabled() -> bool:
 async def fetch_one(
     sql: str, params: dict[str, Any], *, prepare: bool | None = None
 ) -> tuple[Any, ...] | None:
-    """One statement on the loop's pool, its first row.
+    """One statement on the loop's pool, its first row; inside `one_connection`, on that call's
+    connection.
 
     No health check before each statement (it would be a second round trip): a connection a
     database restart broke while idle fails its statement instead; then the pool's idle
@@ -49,11 +50,45 @@ async def fetch_one(
     try:
         return await _fetch_on(pool, sql, params, prepare)
     except _Broken:
+        await _give_back(_held.get())
         await pool.check()
     try:
         return await _fetch_on(pool, sql, params, prepare)
     except _Broken as again:
         raise again.error from None
+
+
+class _Held:
+    """The connection one call's statements share (`one_connection`), taken at the first."""
+
+    def __init__(self) -> None:
+        self.conn: psycopg.AsyncConnection[Any] | None = None
+        self.pool: AsyncConnectionPool | None = None
+        self.open = True
+
+
+_held: ContextVar[_Held | None] = ContextVar("weft_apool_held", default=None)
+
+
+@asynccontextmanager
+async def one_connection() -> AsyncIterator[None]:
+    """The statements sent inside share one pooled connection (a tool call's: startNext's
+    completion and claim), taken at the first and given back at the end, not once a statement."""
+    held = _Held()
+    token = _held.set(held)
+    try:
+        yield
+    finally:
+        _held.reset(token)
+        held.open = False  # a task this call started keeps a copy of the context: not for it
+        await _give_back(held)
+
+
+async def _give_back(held: _Held | None) -> None:
+    """The held connection back to its pool (which drops it if broken, rolls back if mid-transaction)."""
+    if held is not None and held.conn is not None and held.pool is not None:
+        conn, held.conn = held.conn, None
+        await held.pool.putconn(conn)
 
 
 class Rider(Protocol):
@@ -89,7 +124,19 @@ async def _fetch_on(
 ) -> tuple[Any, ...] | None:
     statement = positional(sql)
     values = [params[name] for name in statement.names]
-    async with pool.connection() as conn, psycopg.AsyncRawCursor(conn) as cursor:
+    held = _held.get()
+    if held is None or not held.open:
+        async with pool.connection() as conn:
+            return await _fetch_with(conn, statement, values, prepare)
+    if held.conn is None:
+        held.conn, held.pool = await pool.getconn(), pool
+    return await _fetch_with(held.conn, statement, values, prepare)
+
+
+async def _fetch_with(
+    conn: psycopg.AsyncConnection[Any], statement: Positional, values: list[Any], prepare: bool | None
+) -> tuple[Any, ...] | None:
+    async with psycopg.AsyncRawCursor(conn) as cursor:
         try:
             await cursor.execute(statement.text, values, prepare=prepare)
         except psycopg.OperationalError as exc:

@@ -65,10 +65,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, timedelta
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
-from django.db import connection, models, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, models, transaction
 from django.db.models import Max, Min
 from django.utils import timezone
 
@@ -239,12 +239,21 @@ _POSITION_AND_READ = (
 
 
 def _instance(model: type[models.Model], values: Sequence[Any]) -> Any:
+    attnames, converting = row_loading(model)
+    if len(values) != len(attnames):
+        raise ValueError(f"{model.__name__}: {len(values)} values for {len(attnames)} columns")
+    loaded = list(values)
+    for at, field in converting:
+        loaded[at] = field.from_db_value(loaded[at], None, connection)
+    return model.from_db(DEFAULT_DB_ALIAS, attnames, loaded)
+
+
+@cache
+def row_loading(model: type[models.Model]) -> tuple[list[str], tuple[tuple[int, Any], ...]]:
+    """A model's column names, and the columns a value read from the database is converted for."""
     fields = model._meta.concrete_fields
-    loaded = [
-        f.from_db_value(v, None, connection) if hasattr(f, "from_db_value") else v
-        for f, v in zip(fields, values, strict=True)
-    ]
-    return model.from_db(connection.alias, [f.attname for f in fields], loaded)
+    converting = tuple((at, f) for at, f in enumerate(fields) if hasattr(f, "from_db_value"))
+    return [f.attname for f in fields], converting
 
 
 def event_from_row(row: Sequence[Any]) -> Event:

@@ -8,8 +8,9 @@ a live run (expired or not), an approval or an answer to hand over, a full Inbox
 not held, checks to run, an approved step to use up — the statement changes nothing and returns
 None, and the caller runs its full ORM path, which gives every other answer and refusal.
 
-The rules are the pure modules' (`lease`, `attention`, `queries.waiting`), passed in as values
-(the lease duration, the limits); `tests/boards/test_fast_agreement.py` runs generated states
+The rules are the pure modules' (`lease`, `attention`, `queries.waiting`), their constants (the
+lease duration, the limits, the states) written into the statements' text (`sql_literal`), so a
+call passes only its own values; `tests/boards/test_fast_agreement.py` runs generated states
 through both and shows they agree. The statement runs inside the caller's transaction, and
 every event row it inserts is positioned by the relay after commit (`events.schedule_relay()`).
 The lease token is HMAC(run id, epoch) under the server's key (`common.lease_token_for`): the
@@ -23,20 +24,20 @@ import json
 import uuid
 from contextlib import nullcontext
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
 
 from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, transaction
 from django.db import connection as db
-from django.db import transaction
 from django.db.models import JSONField, Model
 
 from boards import attention, clock, lease
 from boards.models import Column, InboxItem, InboxKind, InboxState, Report, Run, Task
 from boards.services.common import LEASE_TOKEN_SALT, token_hash
 from weft import apool
-from weft.events import schedule_relay
+from weft.events import row_loading, schedule_relay
 from weft.relay_loop import relay_soon
 
 _DATABASE_CLOCK = clock.db_now
@@ -46,6 +47,22 @@ LIVE = tuple(sorted(lease.LIVE_STATES))
 # statistics called it small (tests/boards/test_pick_plan.py); written in, it reads an index.
 LIVE_IN = "IN (" + ", ".join(f"'{state}'" for state in LIVE) + ")"
 CLAIMABLE = (Column.BACKLOG, Column.TODO)
+
+
+def sql_literal(value: Any) -> str:
+    """A constant of the rules written into a statement's text. Only per-call values are passed as
+    parameters: each one psycopg adapts again on every call, and these never change."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, timedelta):
+        return f"interval '{value.total_seconds()} seconds'"
+    if isinstance(value, str) and value.isidentifier():
+        return f"'{value}'"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(sql_literal(item) for item in value) + ")"
+    raise ValueError(f"not a constant a statement spells out: {value!r}")
 
 
 def enabled() -> bool:
@@ -71,9 +88,11 @@ _RESERVED = frozenset({"column", "order", "user", "group", "end", "default", "ch
 
 
 def _row(model: type[Model], values: tuple[Any, ...]) -> Any:
-    fields = model._meta.concrete_fields
-    loaded = [_loaded(f, v) for f, v in zip(fields, values, strict=False)]
-    return model.from_db(db.alias, [f.attname for f in fields], loaded)
+    attnames, converting = row_loading(model)
+    loaded = list(values[: len(attnames)])
+    for at, field in converting:
+        loaded[at] = _loaded(field, loaded[at])
+    return model.from_db(DEFAULT_DB_ALIAS, attnames, loaded)
 
 
 def _loaded(field: Any, value: Any) -> Any:
@@ -81,7 +100,7 @@ def _loaded(field: Any, value: Any) -> Any:
     field to decode; the event loop's pool (weft.apool) reads it decoded already."""
     if isinstance(field, JSONField) and not isinstance(value, str):
         return value
-    return field.from_db_value(value, None, db) if hasattr(field, "from_db_value") else value
+    return field.from_db_value(value, None, db)
 
 
 def _width(model: type[Model]) -> int:
@@ -122,6 +141,16 @@ COMPLETE_FINAL = (
     "SELECT run.*, task.*, report.*, item.* FROM run CROSS JOIN task CROSS JOIN report LEFT JOIN item ON true"
 )
 
+# The rules' constants as the statements spell them.
+_CLAIMABLE_IN = f"IN {sql_literal(CLAIMABLE)}"
+_OPEN, _SNOOZED = sql_literal(InboxState.OPEN.value), sql_literal(InboxState.SNOOZED.value)
+_SOLO, _TEAM = sql_literal(attention.SOLO_LIMIT), sql_literal(attention.TEAM_LIMIT)
+_MINUTES = sql_literal(attention.MINUTE_LIMIT)
+_DOING, _DONE = sql_literal(Column.DOING.value), sql_literal(Column.DONE.value)
+_ACTIVE, _COMPLETED = sql_literal(lease.ACTIVE), sql_literal(lease.COMPLETED)
+_LEASE = sql_literal(lease.LEASE_DURATION)
+_REVIEW = sql_literal(InboxKind.REVIEW.value)
+
 # What a claim by id checks that startNext's pick already has: a live board, and no approval or
 # answer of the caller's for this task (the pick requires none at all). NEXT_CLAIM_SQL leaves it out.
 BY_ID_CHECKS = """
@@ -139,26 +168,26 @@ attention AS (
     SELECT COUNT(i.id) AS waiting, COALESCE(SUM(i.estimated_minutes), 0) AS minutes,
            (SELECT COUNT(*) FROM accounts_seat s WHERE s.workspace_id = %(ws)s) AS people
     FROM clock LEFT JOIN boards_inboxitem i ON i.workspace_id = %(ws)s
-        AND (i.state = %(open)s OR (i.state = %(snoozed)s AND i.snoozed_until <= clock.now))
+        AND (i.state = {_OPEN} OR (i.state = {_SNOOZED} AND i.snoozed_until <= clock.now))
 ),
 free AS (
     SELECT t.id, t.epoch FROM boards_task t, clock, attention a
-    WHERE t.id = %(task)s AND t.workspace_id + 0 = %(ws)s AND t."column" = ANY(%(claimable)s){BY_ID_CHECKS}
+    WHERE t.id = %(task)s AND t.workspace_id + 0 = %(ws)s AND t."column" {_CLAIMABLE_IN}{BY_ID_CHECKS}
       AND NOT EXISTS (SELECT 1 FROM boards_run r WHERE r.task_id = t.id AND r.state {LIVE_IN})
-      AND a.waiting < CASE WHEN a.people >= 2 THEN %(team)s ELSE %(solo)s END
-      AND a.minutes < %(minute_limit)s
+      AND a.waiting < CASE WHEN a.people >= 2 THEN {_TEAM} ELSE {_SOLO} END
+      AND a.minutes < {_MINUTES}
 ),
 task AS (
-    UPDATE boards_task t SET epoch = t.epoch + 1, "column" = %(doing)s, assignee_connection_id = %(conn)s,
+    UPDATE boards_task t SET epoch = t.epoch + 1, "column" = {_DOING}, assignee_connection_id = %(conn)s,
         assignee_user_id = NULL, updated_at = clock.now
-    FROM free, clock WHERE t.id = free.id AND t.epoch = free.epoch AND t."column" = ANY(%(claimable)s)
+    FROM free, clock WHERE t.id = free.id AND t.epoch = free.epoch AND t."column" {_CLAIMABLE_IN}
     RETURNING {_cols(Task, "t")}
 ),
 run AS (
     INSERT INTO boards_run AS n (workspace_id, task_id, run_id, connection_id, user_id, lease_token_hash,
         epoch, state, started_at, last_heartbeat_at, lease_expires_at, ended_at, end_reason, approval_id)
-    SELECT %(ws)s, task.id, %(run_id)s, %(conn)s, NULL, {_TOKEN_HASH}, task.epoch, %(active)s,
-        clock.now, clock.now, clock.now + %(lease)s, NULL, '', NULL
+    SELECT %(ws)s, task.id, %(run_id)s, %(conn)s, NULL, {_TOKEN_HASH}, task.epoch, {_ACTIVE},
+        clock.now, clock.now, clock.now + {_LEASE}, NULL, '', NULL
     FROM task, clock
     RETURNING {_cols(Run, "n")}
 ),
@@ -184,16 +213,6 @@ def claim_params(*, workspace_id: int, task_id: int, connection_id: int, run_id:
         "run_id": run_id,
         "ipad": ipad,
         "opad": opad,
-        "claimable": list(CLAIMABLE),
-        "live": list(LIVE),
-        "open": InboxState.OPEN,
-        "snoozed": InboxState.SNOOZED,
-        "solo": attention.SOLO_LIMIT,
-        "team": attention.TEAM_LIMIT,
-        "minute_limit": attention.MINUTE_LIMIT,
-        "doing": Column.DOING,
-        "active": lease.ACTIVE,
-        "lease": lease.LEASE_DURATION,
     }
 
 
@@ -241,10 +260,10 @@ def claimed_row(row: tuple[Any, ...]) -> tuple[Task, Run]:
 COMPLETE_SQL = f"""
 WITH clock AS (SELECT COALESCE(%(now)s::timestamptz, statement_timestamp()) AS now),
 run AS (
-    UPDATE boards_run r SET state = %(completed)s, lease_token_hash = '', ended_at = clock.now,
+    UPDATE boards_run r SET state = {_COMPLETED}, lease_token_hash = '', ended_at = clock.now,
         end_reason = 'completed'
     FROM boards_task t, clock
-    WHERE r.run_id = %(run_id)s AND r.workspace_id + 0 = %(ws)s AND r.state = ANY(%(live)s)
+    WHERE r.run_id = %(run_id)s AND r.workspace_id + 0 = %(ws)s AND r.state {LIVE_IN}
       AND r.lease_expires_at > clock.now AND r.lease_token_hash = %(hash)s AND r.approval_id IS NULL
       AND t.id = r.task_id AND t.epoch = r.epoch AND t.checks = '[]'::jsonb
     RETURNING {_cols(Run, "r")}, (t.review_required OR %(not_accepted_any)s) AS review,
@@ -260,7 +279,7 @@ report AS (
     RETURNING {_cols(Report, "boards_report")}
 ),
 task AS (
-    UPDATE boards_task t SET "column" = CASE WHEN run.review THEN %(doing)s ELSE %(done)s END,
+    UPDATE boards_task t SET "column" = CASE WHEN run.review THEN {_DOING} ELSE {_DONE} END,
         assignee_connection_id = NULL, assignee_user_id = NULL, updated_at = clock.now
     FROM run, clock WHERE t.id = run.task_id
     RETURNING {_cols(Task, "t")}
@@ -268,7 +287,8 @@ task AS (
 item AS (
     INSERT INTO boards_inboxitem (workspace_id, kind, task_id, run_id, report_id, question_id, state,
         decision, note, estimated_minutes, snoozed_until, decided_by_id, decided_at, reminded_at, created_at)
-    SELECT run.workspace_id, %(review)s, run.task_id, run.id, report.id, NULL, %(open)s, '', '', run.minutes,
+    SELECT run.workspace_id, {_REVIEW}, run.task_id, run.id, report.id, NULL,
+        {_OPEN}, '', '', run.minutes,
         NULL, NULL, NULL, NULL, clock.now
     FROM run, report, clock WHERE run.review
     RETURNING {_cols(InboxItem, "boards_inboxitem")}
@@ -325,8 +345,6 @@ def _complete_params(
         "ws": workspace_id,
         "run_id": run_id,
         "hash": token_hash(lease_token or ""),
-        "live": list(LIVE),
-        "completed": lease.COMPLETED,
         "not_accepted_any": bool(not_accepted),
         "outcome": outcome,
         "next_step": next_step,
@@ -334,10 +352,6 @@ def _complete_params(
         "not_accepted": json.dumps(not_accepted),
         "verification": json.dumps(lists["verification"]),
         "passed": lists["passed"],
-        "doing": Column.DOING,
-        "done": Column.DONE,
-        "review": InboxKind.REVIEW,
-        "open": InboxState.OPEN,
     }
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from unittest import mock
 
 import psycopg
+import psycopg_pool
 import pytest
 from django.db.backends.utils import CursorWrapper
 
@@ -126,3 +127,49 @@ def test_start_task_costs_one_statement_and_its_relay(with_noop, alice, ws_a):
         assert total == GATED_CLAIM + LOOP_RELAY < claim_only + OVERHEAD
     else:
         assert total == claim_only + OVERHEAD
+
+
+def test_complete_task_with_start_next_takes_one_pooled_connection(with_noop, alice, ws_a):
+    """The completion (with the gate) and startNext's claim share the call's one connection
+    (`apool.one_connection`); the relay after them takes its own, in its own task."""
+    if not apool.enabled():
+        pytest.skip("the loop's pool is PostgreSQL's")
+    token, connection = agent_token(alice, ws_a)
+    board = board_default(workspace=ws_a)
+    done, following = (Task.objects.create(workspace=ws_a, board=board, title=f"Task {i}") for i in range(2))
+    live = connection_live(connection_id=connection.pk)
+    assert live is not None
+    claim = task_claim(task_id=done.pk, connection=live)
+    taken: list[str] = []
+    getconn = psycopg_pool.AsyncConnectionPool.getconn
+
+    async def counting(self: psycopg_pool.AsyncConnectionPool, *args: Any, **kwargs: Any) -> Any:
+        task = asyncio.current_task()
+        taken.append(task.get_coro().__name__ if task is not None else "")  # type: ignore[union-attr]
+        return await getconn(self, *args, **kwargs)
+
+    async def complete() -> dict[str, Any]:
+        async with in_process() as client:
+            mcp = MCP(client, token)
+            await mcp.call("noop")
+            await relay_loop.settled()
+            taken.clear()
+            with mock.patch.object(psycopg_pool.AsyncConnectionPool, "getconn", counting):
+                result = await mcp.call(
+                    "complete_task",
+                    {
+                        "runId": str(claim.run.run_id),
+                        "leaseToken": claim.lease_token,
+                        "outcome": "Done.",
+                        "startNext": True,
+                    },
+                )
+                await relay_loop.settled()
+        return result
+
+    result = asyncio.run(complete())
+    assert not result.get("isError"), result
+    assert result["structuredContent"]["next"]["started"] is True
+    assert Task.objects.get(pk=following.pk).column == "doing"
+    by_call = [name for name in taken if name != "_pump_relays"]
+    assert len(by_call) == 1, taken

@@ -26,7 +26,6 @@ gate's order. tests/mcp/test_gate_rides.py runs every check through the riding g
 
 from __future__ import annotations
 
-from contextlib import suppress
 from datetime import datetime
 from functools import cache
 from typing import Any
@@ -164,6 +163,8 @@ class Riding:
         self.now = timezone.now()
         self.carried = False
         self.row: tuple[Any, ...] | None = None
+        self.admitted: AgentConnection | None = None
+        self.refused: WeftError | None = None
 
     async def carry(self, sql: str, params: dict[str, Any], final: str) -> tuple[Any, ...] | None:
         """The tool's statement with the gate in front: the tool's row, or None (nothing changed)."""
@@ -174,14 +175,20 @@ class Riding:
         if row is None:
             return None  # not live: `admit` answers unauthenticated
         self.row = row[:WIDTH]
-        with suppress(WeftError):
-            self.given.__dict__.update(_admitted(self.row, self.now).__dict__)
+        try:
+            self.admitted = _admitted(self.row, self.now)
+        except WeftError as error:
+            self.refused = error
+        else:
+            self.given.__dict__.update(self.admitted.__dict__)
         return row[WIDTH:] if row[WIDTH] is not None else None
 
     async def admit(self) -> AgentConnection:
         if not self.carried:
             return await admit(self.connection_id)
-        return _admitted(self.row, self.now)
+        if self.admitted is not None:
+            return self.admitted
+        raise self.refused if self.refused is not None else unauthenticated()
 
 
 # A tool statement starts with this clock; `carrying` gives it a row only for an admitted call.

@@ -167,13 +167,15 @@ async def _gated(
     """`_run_for_connection` with the gate in the event loop (PostgreSQL): the same answers.
     Given the workspace the caller's token names, the gate rides on `fast`'s statement."""
     try:
-        if fast is not None and connection_id is not None and workspace_id is not None:
-            connection, done = await _riding(fast, connection_id, workspace_id)
-        else:
-            connection = await gate.admit(connection_id)
-            if in_loop:
-                return _outcome(fn, connection)
-            done = await fast(connection) if fast is not None else None
+        # The call's statements (gate, completion, startNext's claim) share one pooled connection.
+        async with apool.one_connection():
+            if fast is not None and connection_id is not None and workspace_id is not None:
+                connection, done = await _riding(fast, connection_id, workspace_id)
+            else:
+                connection = await gate.admit(connection_id)
+                if in_loop:
+                    return _outcome(fn, connection)
+                done = await fast(connection) if fast is not None else None
         if done is not None:
             return render_result(done)
     except WeftError as error:
