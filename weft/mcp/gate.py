@@ -30,7 +30,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from django.db import models
+from django.db import DEFAULT_DB_ALIAS, models
 from django.utils import timezone
 
 from accounts import meter
@@ -39,6 +39,7 @@ from accounts.models import AgentConnection, Plan, Seat, Usage, Workspace, month
 from accounts.services.workspaces import usage_refusal
 from weft.apool import _open_pool, _Pools, close_pool, conninfo, enabled, fetch_one
 from weft.errors import WeftError
+from weft.events import row_loading
 from weft.hints import wait
 
 KIND = Usage.AGENT_CALLS
@@ -103,10 +104,9 @@ def _instances(row: tuple[Any, ...]) -> AgentConnection:
     built: list[Any] = []
     start = 0
     for model in MODELS:
-        fields = _fields(model)
-        values = row[start : start + len(fields)]
-        built.append(model.from_db("default", [f.attname for f in fields], values))
-        start += len(fields)
+        attnames, _ = row_loading(model)  # the pool reads every column as the model holds it
+        built.append(model.from_db(DEFAULT_DB_ALIAS, attnames, row[start : start + len(attnames)]))
+        start += len(attnames)
     connection, workspace, plan = built
     workspace.plan = plan
     connection.workspace = workspace
