@@ -63,7 +63,7 @@ Reading (webhooks, the SSE stream):
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import UTC, timedelta
 from functools import cache, partial
 from typing import Any
@@ -205,7 +205,7 @@ def _position_batch(batch: int) -> list[Event] | None:
             # The batch comes back with its workspaces, as the hooks and the fan-out read them: one
             # round trip, and no query for the ORM to compile on every relay.
             cursor.execute(_POSITION_AND_READ, [batch])
-            return [event_from_row(row) for row in cursor.fetchall()]
+            return events_from_rows(cursor.fetchall())
         else:
             # The IMMEDIATE transaction holds SQLite's one write lock: no writer commits meanwhile.
             cursor.execute(f"SELECT COALESCE(MAX(position), 0) FROM {table}")  # noqa: S608
@@ -256,12 +256,20 @@ def row_loading(model: type[models.Model]) -> tuple[list[str], tuple[tuple[int, 
     return [f.attname for f in fields], converting
 
 
-def event_from_row(row: Sequence[Any]) -> Event:
-    """An event and its workspace from a row of their columns (`columns_of`), JSON as text."""
+def events_from_rows(rows: Iterable[Sequence[Any]]) -> list[Event]:
+    """Events and their workspaces from rows of their columns (`columns_of`), JSON as text. The
+    events of one workspace share one Workspace instance: a batch is mostly one workspace's."""
     width = len(Event._meta.concrete_fields)
-    event: Event = _instance(Event, row[:width])
-    event.workspace = _instance(Workspace, row[width:])
-    return event
+    workspaces: dict[Any, Workspace] = {}
+    built = []
+    for row in rows:
+        event: Event = _instance(Event, row[:width])
+        workspace = workspaces.get(event.workspace_id)
+        if workspace is None:
+            workspace = workspaces[event.workspace_id] = _instance(Workspace, row[width:])
+        event.workspace = workspace
+        built.append(event)
+    return built
 
 
 def fan_out(events: list[Event]) -> None:

@@ -86,7 +86,7 @@ async def relay_in_loop(*, batch: int = events.RELAY_BATCH) -> list[Event]:
             rows = await cursor.fetchall()
             if any(row[0] for row in rows):
                 raise HooksAct  # apool.connection() rolls the batch back
-            moved = [events.event_from_row(row[1:]) for row in rows]
+            moved = events.events_from_rows(row[1:] for row in rows)
             waiting = await _scalar(cursor, _COMMIT_AND_LOOK)
             events.fan_out(moved)
             positioned += moved

@@ -82,6 +82,8 @@ def test_it_positions_in_id_order_and_fans_out_each_event_once(clean_log, ws_a, 
     assert None not in positions
     assert positions == sorted(p for p in positions if p is not None)
     assert [(e.pk, e.position) for e in fanned] == [(e.pk, e.position) for e in relayed]
+    assert [e.workspace.pk for e in relayed] == [ws_a.pk, ws_b.pk, ws_a.pk]
+    assert relayed[0].workspace is relayed[2].workspace  # one instance a workspace in a batch
     # What the loop read back is what the ORM reads: payload, workspace, instants.
     for event in relayed:
         stored = Event.objects.select_related("workspace").get(pk=event.pk)
