@@ -180,7 +180,8 @@ class Usage(models.Model):
     AGENT_CALLS = "agent_calls"
     KINDS = [(TASKS, "Tasks created"), (AGENT_CALLS, "Agent calls")]
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="usage")
+    # No index of its own: the unique (workspace, period, kind) leads with it.
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="usage", db_index=False)
     period = models.DateField(help_text="First day of the calendar month (UTC)")
     kind = models.CharField(max_length=16, choices=KINDS)
     count = models.PositiveIntegerField(default=0)

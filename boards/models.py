@@ -90,8 +90,12 @@ class Label(models.Model):
 
 
 class Task(models.Model):
-    workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="tasks")
-    board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="tasks")
+    # No index of their own: (workspace, column, priority) and task_board_order lead with them, and
+    # every index more is one more entry for each claim and completion to write.
+    workspace = models.ForeignKey(
+        "accounts.Workspace", on_delete=models.CASCADE, related_name="tasks", db_index=False
+    )
+    board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="tasks", db_index=False)
     title = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     column = models.CharField(max_length=8, choices=Column.choices, default=Column.TODO)
@@ -175,7 +179,10 @@ LIVE_RUN_STATES = [RunState.ACTIVE, RunState.WAITING_INPUT]
 class Run(models.Model):
     """One claim of a task by an agent connection (or a person), fenced by the task's epoch."""
 
-    workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="runs")
+    # No index of its own: (workspace, connection, state) leads with it.
+    workspace = models.ForeignKey(
+        "accounts.Workspace", on_delete=models.CASCADE, related_name="runs", db_index=False
+    )
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="runs")
     run_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     connection = models.ForeignKey(
@@ -309,7 +316,10 @@ class Decision(models.TextChoices):
 class InboxItem(models.Model):
     """What waits on a person: a review of a completed task, or a question."""
 
-    workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="inbox")
+    # No index of its own: (workspace, state, created_at) leads with it.
+    workspace = models.ForeignKey(
+        "accounts.Workspace", on_delete=models.CASCADE, related_name="inbox", db_index=False
+    )
     kind = models.CharField(max_length=8, choices=InboxKind.choices)
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="inbox_items")
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="inbox_items")

@@ -9,7 +9,10 @@ from django.utils import timezone
 class Event(models.Model):
     """One change in a workspace's log; the relay sets `position` once the writer has committed."""
 
-    workspace = models.ForeignKey("accounts.Workspace", on_delete=models.CASCADE, related_name="events")
+    # No index of its own: event_workspace_position leads with it.
+    workspace = models.ForeignKey(
+        "accounts.Workspace", on_delete=models.CASCADE, related_name="events", db_index=False
+    )
     position = models.PositiveBigIntegerField(null=True, blank=True, unique=True)
     type = models.CharField(max_length=64)
     entity_type = models.CharField(max_length=32)
