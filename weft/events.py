@@ -238,13 +238,17 @@ _POSITION_AND_READ = (
 )
 
 
-def _instance(model: type[models.Model], values: Sequence[Any]) -> Any:
+def instance_from_row(model: type[models.Model], values: Sequence[Any]) -> Any:
+    """An instance of `model` from its columns at the start of `values` (`columns_of`'s order), as
+    the ORM would load it: each column converted as its field converts it. jsonb read as text is
+    decoded here; read decoded already (the event loop's pool), it is taken as it is."""
     attnames, converting = row_loading(model)
-    if len(values) != len(attnames):
-        raise ValueError(f"{model.__name__}: {len(values)} values for {len(attnames)} columns")
-    loaded = list(values)
+    loaded = list(values[: len(attnames)])
+    if len(loaded) != len(attnames):
+        raise ValueError(f"{model.__name__}: {len(loaded)} values for {len(attnames)} columns")
     for at, field in converting:
-        loaded[at] = field.from_db_value(loaded[at], None, connection)
+        if not (isinstance(field, models.JSONField) and not isinstance(loaded[at], str)):
+            loaded[at] = field.from_db_value(loaded[at], None, connection)
     return model.from_db(DEFAULT_DB_ALIAS, attnames, loaded)
 
 
@@ -263,10 +267,10 @@ def events_from_rows(rows: Iterable[Sequence[Any]]) -> list[Event]:
     workspaces: dict[Any, Workspace] = {}
     built = []
     for row in rows:
-        event: Event = _instance(Event, row[:width])
+        event: Event = instance_from_row(Event, row)
         workspace = workspaces.get(event.workspace_id)
         if workspace is None:
-            workspace = workspaces[event.workspace_id] = _instance(Workspace, row[width:])
+            workspace = workspaces[event.workspace_id] = instance_from_row(Workspace, row[width:])
         event.workspace = workspace
         built.append(event)
     return built

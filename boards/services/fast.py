@@ -29,15 +29,15 @@ from functools import cache
 from typing import Any
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, transaction
 from django.db import connection as db
-from django.db.models import JSONField, Model
+from django.db import transaction
+from django.db.models import Model
 
 from boards import attention, clock, lease
 from boards.models import Column, InboxItem, InboxKind, InboxState, Report, Run, Task
 from boards.services.common import LEASE_TOKEN_SALT, token_hash
 from weft import apool
-from weft.events import row_loading, schedule_relay
+from weft.events import instance_from_row, schedule_relay
 from weft.relay_loop import relay_soon
 
 _DATABASE_CLOCK = clock.db_now
@@ -85,22 +85,6 @@ def _name(column: str) -> str:
 
 
 _RESERVED = frozenset({"column", "order", "user", "group", "end", "default", "check", "references"})
-
-
-def _row(model: type[Model], values: tuple[Any, ...]) -> Any:
-    attnames, converting = row_loading(model)
-    loaded = list(values[: len(attnames)])
-    for at, field in converting:
-        loaded[at] = _loaded(field, loaded[at])
-    return model.from_db(DEFAULT_DB_ALIAS, attnames, loaded)
-
-
-def _loaded(field: Any, value: Any) -> Any:
-    """A column's value as the model holds it. Django's own connection reads jsonb as text for the
-    field to decode; the event loop's pool (weft.apool) reads it decoded already."""
-    if isinstance(field, JSONField) and not isinstance(value, str):
-        return value
-    return field.from_db_value(value, None, db)
 
 
 def _width(model: type[Model]) -> int:
@@ -251,8 +235,8 @@ def _claim_of(*, workspace_id: int, task_id: Any, connection_id: int) -> dict[st
 
 
 def claimed_row(row: tuple[Any, ...]) -> tuple[Task, Run]:
-    task = _row(Task, row)
-    run = _row(Run, row[_width(Task) :])
+    task = instance_from_row(Task, row)
+    run = instance_from_row(Run, row[_width(Task) :])
     run.task = task
     return task, run
 
@@ -402,11 +386,11 @@ def _complete_of(
 
 def _completed(row: tuple[Any, ...]) -> Completed:
     at = _width(Run) + 2
-    run = _row(Run, row)
-    task = _row(Task, row[at:])
+    run = instance_from_row(Run, row)
+    task = instance_from_row(Task, row[at:])
     at += _width(Task)
-    report = _row(Report, row[at:])
+    report = instance_from_row(Report, row[at:])
     at += _width(Report)
-    item = _row(InboxItem, row[at:]) if row[at] is not None else None
+    item = instance_from_row(InboxItem, row[at:]) if row[at] is not None else None
     run.task = task
     return Completed(run=run, task=task, report=report, item=item)

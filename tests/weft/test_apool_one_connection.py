@@ -113,8 +113,8 @@ def test_a_held_connection_broken_midway_is_replaced_and_the_statement_runs():
         async with apool.one_connection():
             killed = await pid()
             async with await psycopg.AsyncConnection.connect(**apool.conninfo(), autocommit=True) as other:
-                await other.execute("SELECT pg_terminate_backend(%s)", [killed])
-            await asyncio.sleep(0.2)
+                # With a timeout, pg_terminate_backend returns once the backend has gone (or after 5 s).
+                await other.execute("SELECT pg_terminate_backend(%s, 5000)", [killed])
             again = await pid()
         return killed, again, await settled_in_use()
 

@@ -30,7 +30,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, models
+from django.db import models
 from django.utils import timezone
 
 from accounts import meter
@@ -39,7 +39,7 @@ from accounts.models import AgentConnection, Plan, Seat, Usage, Workspace, month
 from accounts.services.workspaces import usage_refusal
 from weft.apool import _open_pool, _Pools, close_pool, conninfo, enabled, fetch_one
 from weft.errors import WeftError
-from weft.events import row_loading
+from weft.events import instance_from_row
 from weft.hints import wait
 
 KIND = Usage.AGENT_CALLS
@@ -104,9 +104,8 @@ def _instances(row: tuple[Any, ...]) -> AgentConnection:
     built: list[Any] = []
     start = 0
     for model in MODELS:
-        attnames, _ = row_loading(model)  # the pool reads every column as the model holds it
-        built.append(model.from_db(DEFAULT_DB_ALIAS, attnames, row[start : start + len(attnames)]))
-        start += len(attnames)
+        built.append(instance_from_row(model, row[start:]))
+        start += len(model._meta.concrete_fields)
     connection, workspace, plan = built
     workspace.plan = plan
     connection.workspace = workspace
