@@ -41,6 +41,21 @@ def _setup_django(database_url: str) -> None:
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
+def services(stack: ExitStack) -> tuple[infra.Cluster, str]:
+    """A throwaway PostgreSQL (migrated) and Redis, closed with `stack`; Django set up on them."""
+    from tests.servers import redis_server
+
+    cluster = stack.enter_context(infra.postgres())
+    redis_url = stack.enter_context(redis_server())
+    env = {**os.environ, **infra.weft_env(cluster.url, redis_url), "DJANGO_SETTINGS_MODULE": "weft.settings"}
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput"], cwd=infra.PRODUCT, env=env, check=True,
+        capture_output=True,
+    )  # fmt: skip
+    _setup_django(cluster.url)
+    return cluster, redis_url
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls and rounds, 20k tasks (CI)")
@@ -57,7 +72,7 @@ def main(argv: list[str]) -> int:
     unknown = set(suites) - set(SUITES)
     if unknown:
         parser.error(f"unknown suites: {sorted(unknown)}")
-    from tests.servers import free_port, redis_server
+    from tests.servers import free_port
 
     if args.product:
         infra.PRODUCT = Path(args.product).resolve()
@@ -65,18 +80,7 @@ def main(argv: list[str]) -> int:
         sys.path.insert(0, str(infra.PRODUCT))
     began = time.monotonic()
     with ExitStack() as stack:
-        cluster = stack.enter_context(infra.postgres())
-        redis_url = stack.enter_context(redis_server())
-        env = {
-            **os.environ,
-            **infra.weft_env(cluster.url, redis_url),
-            "DJANGO_SETTINGS_MODULE": "weft.settings",
-        }
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput"], cwd=infra.PRODUCT, env=env, check=True,
-            capture_output=True,
-        )  # fmt: skip
-        _setup_django(cluster.url)
+        cluster, redis_url = services(stack)
         from bench.harness import Context, machine
 
         ctx = Context(
