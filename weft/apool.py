@@ -63,7 +63,7 @@ class _Held:
 
     def __init__(self) -> None:
         self.conn: psycopg.AsyncConnection[Any] | None = None
-        self.pool: AsyncConnectionPool | None = None
+        self.pool: AsyncConnectionPool[Any] | None = None
         self.open = True
 
 
@@ -120,7 +120,7 @@ class _Broken(Exception):
 
 
 async def _fetch_on(
-    pool: AsyncConnectionPool, sql: str, params: dict[str, Any], prepare: bool | None
+    pool: AsyncConnectionPool[Any], sql: str, params: dict[str, Any], prepare: bool | None
 ) -> tuple[Any, ...] | None:
     statement = positional(sql)
     values = [params[name] for name in statement.names]
@@ -133,17 +133,28 @@ async def _fetch_on(
     return await _fetch_with(held.conn, statement, values, prepare)
 
 
+class _Connection(psycopg.AsyncConnection[Any]):
+    """A pooled connection, with the cursor `_fetch_with` keeps from one statement to the next: a
+    new cursor would look up every column's loader again (tests/weft/test_apool.py)."""
+
+    kept: psycopg.AsyncRawCursor[Any] | None = None
+
+
 async def _fetch_with(
     conn: psycopg.AsyncConnection[Any], statement: Positional, values: list[Any], prepare: bool | None
 ) -> tuple[Any, ...] | None:
-    async with psycopg.AsyncRawCursor(conn) as cursor:
-        try:
-            await cursor.execute(statement.text, values, prepare=prepare)
-        except psycopg.OperationalError as exc:
-            if conn.broken:
-                raise _Broken(exc) from exc
-            raise
-        return await cursor.fetchone()
+    cursor = conn.kept if isinstance(conn, _Connection) else None
+    if cursor is None or cursor.closed:
+        cursor = psycopg.AsyncRawCursor(conn)
+        if isinstance(conn, _Connection):
+            conn.kept = cursor
+    try:
+        await cursor.execute(statement.text, values, prepare=prepare)
+    except psycopg.OperationalError as exc:
+        if conn.broken:
+            raise _Broken(exc) from exc
+        raise
+    return await cursor.fetchone()
 
 
 @asynccontextmanager
@@ -197,7 +208,7 @@ def positional(sql: str) -> Positional:
 class _Pools:
     """The pool of the running event loop (a test process runs several loops one after another)."""
 
-    pool: AsyncConnectionPool | None = None
+    pool: AsyncConnectionPool[Any] | None = None
     loop: asyncio.AbstractEventLoop | None = None
     lock: asyncio.Lock | None = None
 
@@ -216,7 +227,7 @@ def conninfo() -> dict[str, Any]:
     return {k: v for k, v in {**params, **options}.items() if v is not None}
 
 
-async def _open_pool() -> AsyncConnectionPool:
+async def _open_pool() -> AsyncConnectionPool[Any]:
     loop = asyncio.get_running_loop()
     if _Pools.pool is not None and _Pools.loop is loop:
         return _Pools.pool
@@ -230,6 +241,7 @@ async def _open_pool() -> AsyncConnectionPool:
             config = settings.WEFT_MCP_GATE_POOL
             pool = AsyncConnectionPool(
                 kwargs={**conninfo(), "autocommit": True},
+                connection_class=_Connection,
                 min_size=config.get("min_size", 1),
                 max_size=config.get("max_size", 4),
                 timeout=config.get("timeout", 10),

@@ -74,6 +74,7 @@ class WebsocketOriginValidator:
 websocket_app = WebsocketOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
 
 
+from weft import relay_loop  # noqa: E402
 from weft.mcp import gate  # noqa: E402
 from weft.mcp.server import MCP_PATH, _origin_regex, mcp_asgi_app  # noqa: E402
 
@@ -111,7 +112,8 @@ no_server_stream = CORSMiddleware(
 
 async def _lifespan(scope: dict[str, Any], receive: Any, send: Any) -> None:
     """Run the MCP app's lifespan and, in the embedded default, the periodic timer beside it; at
-    shutdown, close the MCP gate's pool (opened by the first tool call on PostgreSQL)."""
+    shutdown, let the loop's relays finish, then close the MCP gate's pool (opened by the first
+    tool call on PostgreSQL)."""
     global mcp_app
     mcp_app = mcp_asgi_app()
     stop = asyncio.Event()
@@ -126,6 +128,10 @@ async def _lifespan(scope: dict[str, Any], receive: Any, send: Any) -> None:
             if timer:
                 with contextlib.suppress(Exception):
                     await timer
+            # A relay the last calls scheduled runs first (a stuck one is left after 10 s): run
+            # after the close, it would open the pool again and leave it open past shutdown.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(relay_loop.settled(), 10)
             await gate.close_pool()
         await send(message)
 

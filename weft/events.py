@@ -69,7 +69,10 @@ from functools import cache, partial
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection, models, transaction
-from django.db.models import Max, Min
+from django.db.models import Max, Min, signals
+from django.db.models.base import ModelState
+from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
+from django.db.models.query_utils import DeferredAttribute
 from django.utils import timezone
 
 from accounts.models import Workspace
@@ -242,22 +245,38 @@ def instance_from_row(model: type[models.Model], values: Sequence[Any]) -> Any:
     """An instance of `model` from its columns at the start of `values` (`columns_of`'s order), as
     the ORM would load it: each column converted as its field converts it. jsonb read as text is
     decoded here; read decoded already (the event loop's pool), it is taken as it is."""
-    attnames, converting = row_loading(model)
+    attnames, converting, direct = row_loading(model)
     loaded = list(values[: len(attnames)])
     if len(loaded) != len(attnames):
         raise ValueError(f"{model.__name__}: {len(loaded)} values for {len(attnames)} columns")
     for at, field in converting:
         if not (isinstance(field, models.JSONField) and not isinstance(loaded[at], str)):
             loaded[at] = field.from_db_value(loaded[at], None, connection)
-    return model.from_db(DEFAULT_DB_ALIAS, attnames, loaded)
+    if not direct or signals.pre_init.has_listeners(model) or signals.post_init.has_listeners(model):
+        return model.from_db(DEFAULT_DB_ALIAS, attnames, loaded)
+    # What Model.__init__ and from_db leave on a fresh instance, without a setattr per column.
+    instance = model.__new__(model)
+    state = instance._state = ModelState()
+    state.adding, state.db = False, DEFAULT_DB_ALIAS
+    instance.__dict__.update(zip(attnames, loaded, strict=True))
+    return instance
+
+
+# The class attributes under which a loaded value may go straight into the instance's __dict__:
+# setting them on a fresh instance does nothing else (a foreign key's id clears a cache still empty).
+_PLAIN_ATTRIBUTES = (DeferredAttribute, ForeignKeyDeferredAttribute)
 
 
 @cache
-def row_loading(model: type[models.Model]) -> tuple[list[str], tuple[tuple[int, Any], ...]]:
-    """A model's column names, and the columns a value read from the database is converted for."""
+def row_loading(model: type[models.Model]) -> tuple[list[str], tuple[tuple[int, Any], ...], bool]:
+    """A model's column names, the columns a value read from the database is converted for, and
+    whether an instance can be filled directly (every column's attribute plain, no __init__ of its own)."""
     fields = model._meta.concrete_fields
     converting = tuple((at, f) for at, f in enumerate(fields) if hasattr(f, "from_db_value"))
-    return [f.attname for f in fields], converting
+    direct = model.__init__ is models.Model.__init__ and all(
+        type(getattr(model, f.attname, None)) in _PLAIN_ATTRIBUTES for f in fields
+    )
+    return [f.attname for f in fields], converting, direct
 
 
 def events_from_rows(rows: Iterable[Sequence[Any]]) -> list[Event]:

@@ -151,3 +151,44 @@ def test_a_task_the_call_started_takes_its_own_connection_after_the_call():
         return await in_use()
 
     assert in_loop(go) == 0
+
+
+def test_a_connection_keeps_its_cursor_and_each_statement_reads_its_own_columns():
+    """`_fetch_with` keeps one cursor a connection; statements of other shapes, one refused
+    between them, each read back their own row."""
+    shapes = [
+        ("SELECT 1::bigint, 'a'::text", {}),
+        ("SELECT %(at)s::timestamptz, '{\"k\": [1]}'::jsonb, true", {"at": "2026-12-07T00:00:00Z"}),
+        ("SELECT gen_random_uuid() IS NOT NULL, NULL::int", {}),
+    ]
+
+    async def go() -> tuple[list[Any], list[Any], str]:
+        rows: list[Any] = []
+        cursors: list[Any] = []
+        async with apool.one_connection():
+            for sql, params in shapes:
+                rows.append(await apool.fetch_one(sql, params))
+                conn = _held_connection()
+                cursors.append(conn.kept)
+            with pytest.raises(psycopg.errors.DivisionByZero):
+                await apool.fetch_one("SELECT 1 / 0", {})
+            rows.append(await apool.fetch_one(*shapes[0]))
+            cursors.append(conn.kept)
+            refused_after = str(type(conn.kept))
+        return rows, cursors, refused_after
+
+    rows, cursors, kind = in_loop(go)
+    assert rows[0] == (1, "a")
+    assert rows[1][0].isoformat() == "2026-12-07T00:00:00+00:00"
+    assert rows[1][1:] == ({"k": [1]}, True)
+    assert rows[2] == (True, None)
+    assert rows[3] == (1, "a")
+    assert cursors[0] is not None
+    assert all(cursor is cursors[0] for cursor in cursors), "one cursor for every statement on the connection"
+    assert "AsyncRawCursor" in kind
+
+
+def _held_connection() -> apool._Connection:
+    held = apool._held.get()
+    assert held is not None and isinstance(held.conn, apool._Connection)
+    return held.conn

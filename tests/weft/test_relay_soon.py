@@ -70,3 +70,32 @@ def test_a_failing_relay_leaves_the_pump_ready(monkeypatch: pytest.MonkeyPatch) 
 
     asyncio.run(scenario())
     assert len(runs) == 2
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("on_postgres")
+def test_shutdown_lets_a_scheduled_relay_run_before_it_closes_the_pool() -> None:
+    """The last calls' relay runs before the lifespan closes the loop's pool; run after it, the
+    relay opened a new pool that stayed open past shutdown."""
+    from tests.mcp.harness import lifespan
+    from weft import apool
+    from weft.asgi import application
+
+    ran: list[bool] = []
+    relay = relay_loop._relay
+
+    async def counted() -> None:
+        await relay()
+        ran.append(True)
+
+    async def scenario() -> object:
+        async with lifespan(application):
+            await apool.fetch_one("SELECT 1", {})
+            relay_loop.relay_soon()  # as a completion's commit does, just before shutdown
+        return apool._Pools.pool
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(relay_loop, "_relay", counted)
+        left_open = asyncio.run(scenario())
+    assert ran == [True]
+    assert left_open is None

@@ -1,0 +1,100 @@
+"""events.instance_from_row: the instance the ORM would load, built without a setattr per column."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import models
+from django.db.models import signals
+
+from accounts.models import AgentConnection, Plan, Usage, Workspace
+from boards.models import Board, InboxItem, Report, Run, Task
+from weft.events import instance_from_row, row_loading
+from weft.models import Event
+
+pytestmark = pytest.mark.django_db
+
+# Every model the claim, the completion, the gate and the relay load from rows.
+LOADED = [Task, Run, Report, InboxItem, Event, Workspace, AgentConnection, Plan, Usage, Board]
+
+
+def _as_orm_loads(instance: models.Model) -> models.Model:
+    return type(instance)._default_manager.get(pk=instance.pk)
+
+
+@pytest.mark.parametrize("model", LOADED, ids=lambda m: m.__name__)
+def test_each_loaded_model_is_filled_directly(model: type[models.Model]) -> None:
+    assert row_loading(model)[2], f"{model.__name__} would be loaded through from_db"
+
+
+def test_the_instance_is_the_one_the_orm_loads(ws_a: Workspace, agent: AgentConnection) -> None:
+    board = Board.objects.create(workspace=ws_a, name="B")
+    task = Task.objects.create(workspace=ws_a, board=board, title="T", description="d")
+    for saved in (ws_a, agent, board, task):
+        orm = _as_orm_loads(saved)
+        built = instance_from_row(type(saved), [getattr(orm, f.attname) for f in orm._meta.concrete_fields])
+        assert type(built) is type(orm)
+        assert {k: v for k, v in vars(built).items() if k != "_state"} == {
+            k: v for k, v in vars(orm).items() if k != "_state"
+        }
+        assert (built._state.adding, built._state.db) == (False, orm._state.db)
+        assert built == orm
+        # Related objects load and cache as on an ORM instance.
+        if isinstance(built, Task):
+            assert built.board == board
+            assert built._state.fields_cache["board"] is built.board
+
+
+def test_a_listener_on_init_sees_every_instance(ws_a: Workspace) -> None:
+    seen: list[Any] = []
+
+    def listener(sender: Any, instance: Any, **kwargs: Any) -> None:
+        seen.append(instance)
+
+    signals.post_init.connect(listener, sender=Workspace)
+    try:
+        orm = _as_orm_loads(ws_a)
+        seen.clear()
+        built = instance_from_row(Workspace, [getattr(orm, f.attname) for f in orm._meta.concrete_fields])
+    finally:
+        signals.post_init.disconnect(listener, sender=Workspace)
+    assert seen == [built]
+
+
+def test_a_value_the_row_lacks_is_refused(ws_a: Workspace) -> None:
+    orm = _as_orm_loads(ws_a)
+    values = [getattr(orm, f.attname) for f in orm._meta.concrete_fields]
+    with pytest.raises(ValueError, match="columns"):
+        instance_from_row(Workspace, values[:-1])
+
+
+class _Recording:
+    """A data descriptor on a column's attribute, as some fields install: it must see every value."""
+
+    def __init__(self) -> None:
+        self.set: list[Any] = []
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        return self if instance is None else instance.__dict__["name"]
+
+    def __set__(self, instance: Any, value: Any) -> None:
+        self.set.append(value)
+        instance.__dict__["name"] = value
+
+
+def test_a_column_behind_a_descriptor_is_set_through_it(
+    ws_a: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    orm = Workspace.objects.get(pk=ws_a.pk)
+    values = [getattr(orm, f.attname) for f in orm._meta.concrete_fields]
+    recording = _Recording()
+    monkeypatch.setattr(Workspace, "name", recording)
+    row_loading.cache_clear()
+    try:
+        built = instance_from_row(Workspace, values)
+    finally:
+        monkeypatch.undo()
+        row_loading.cache_clear()
+    assert recording.set == [orm.name]
+    assert built.name == orm.name
