@@ -190,8 +190,7 @@ else:
         }
     }
 
-# The MCP gate's own async pool (weft/mcp/gate.py; PostgreSQL only): one statement per tool call
-# in the event loop. Its connections come on top of DATABASE_POOL_MAX.
+# The MCP gate's own async pool (weft/apool.py; PostgreSQL only), on top of DATABASE_POOL_MAX.
 WEFT_MCP_GATE_POOL = {
     "enabled": env_bool("WEFT_MCP_GATE_POOL", True),
     "min_size": env_int("WEFT_MCP_GATE_POOL_MIN", 1),
@@ -200,6 +199,7 @@ WEFT_MCP_GATE_POOL = {
 }
 # tools/call as one exchange in the request's task (weft/mcp/exchange.py); off: the SDK's transport.
 WEFT_MCP_SINGLE_EXCHANGE = env_bool("WEFT_MCP_SINGLE_EXCHANGE", True)
+WEFT_MCP_TRACING = env_bool("WEFT_MCP_TRACING", False)  # the SDK's OpenTelemetry span per message
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"

@@ -17,6 +17,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import close_old_connections
+from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
@@ -314,6 +315,10 @@ def build_server() -> WeftMCPServer:
             validate_token_resource=True,
         ),
     )
+    if not settings.WEFT_MCP_TRACING:
+        # The SDK opens a span per message whether or not anything exports it; its own
+        # documentation has a server drop the middleware to opt out.
+        server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
     from boards.mcp_tools import register as register_board_tools
     from hooks.mcp_tools import register as register_hook_tools
     from issues.mcp_tools import register as register_issue_tools
