@@ -135,7 +135,7 @@ async def _fetch_on(
 
 class _Connection(psycopg.AsyncConnection[Any]):
     """A pooled connection, with the cursor `_fetch_with` keeps from one statement to the next: a
-    new cursor would look up every column's loader again (tests/weft/test_apool.py)."""
+    new cursor would look up every column's loader again (tests/weft/test_apool_one_connection.py)."""
 
     kept: psycopg.AsyncRawCursor[Any] | None = None
 

@@ -270,11 +270,14 @@ _PLAIN_ATTRIBUTES = (DeferredAttribute, ForeignKeyDeferredAttribute)
 @cache
 def row_loading(model: type[models.Model]) -> tuple[list[str], tuple[tuple[int, Any], ...], bool]:
     """A model's column names, the columns a value read from the database is converted for, and
-    whether an instance can be filled directly (every column's attribute plain, no __init__ of its own)."""
+    whether an instance can be filled directly (every column's attribute plain, no __init__ or
+    from_db of its own)."""
     fields = model._meta.concrete_fields
     converting = tuple((at, f) for at, f in enumerate(fields) if hasattr(f, "from_db_value"))
-    direct = model.__init__ is models.Model.__init__ and all(
-        type(getattr(model, f.attname, None)) in _PLAIN_ATTRIBUTES for f in fields
+    direct = (
+        model.__init__ is models.Model.__init__
+        and model.from_db.__func__ is models.Model.from_db.__func__  # type: ignore[attr-defined]
+        and all(type(getattr(model, f.attname, None)) in _PLAIN_ATTRIBUTES for f in fields)
     )
     return [f.attname for f in fields], converting, direct
 

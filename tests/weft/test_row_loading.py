@@ -98,3 +98,25 @@ def test_a_column_behind_a_descriptor_is_set_through_it(
         row_loading.cache_clear()
     assert recording.set == [orm.name]
     assert built.name == orm.name
+
+
+def test_a_model_that_loads_itself_keeps_doing_so(ws_a: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model with its own from_db (say, one that remembers the values it was loaded with) gets it."""
+    orm = Workspace.objects.get(pk=ws_a.pk)
+    values = [getattr(orm, f.attname) for f in orm._meta.concrete_fields]
+    loaded: list[Any] = []
+    plain = Workspace.from_db
+
+    def from_db(cls: Any, db: Any, field_names: Any, values: Any) -> Any:
+        loaded.append(list(values))
+        return plain(db, field_names, values)
+
+    monkeypatch.setattr(Workspace, "from_db", classmethod(from_db))
+    row_loading.cache_clear()
+    try:
+        built = instance_from_row(Workspace, values)
+    finally:
+        monkeypatch.undo()
+        row_loading.cache_clear()
+    assert loaded == [values]
+    assert built == orm
