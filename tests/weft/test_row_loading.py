@@ -83,27 +83,31 @@ class _Recording:
         instance.__dict__["name"] = value
 
 
-def test_a_column_behind_a_descriptor_is_set_through_it(
-    ws_a: Workspace, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    orm = Workspace.objects.get(pk=ws_a.pk)
+def _built_with(monkeypatch: pytest.MonkeyPatch, workspace: Workspace, name: str, value: Any) -> Any:
+    """The workspace's row loaded while Workspace.`name` is `value` (row_loading's cache cleared
+    on both sides of it), and the row's values."""
+    orm = Workspace.objects.get(pk=workspace.pk)
     values = [getattr(orm, f.attname) for f in orm._meta.concrete_fields]
-    recording = _Recording()
-    monkeypatch.setattr(Workspace, "name", recording)
+    monkeypatch.setattr(Workspace, name, value)
     row_loading.cache_clear()
     try:
-        built = instance_from_row(Workspace, values)
+        return instance_from_row(Workspace, values), orm, values
     finally:
         monkeypatch.undo()
         row_loading.cache_clear()
+
+
+def test_a_column_behind_a_descriptor_is_set_through_it(
+    ws_a: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recording = _Recording()
+    built, orm, _ = _built_with(monkeypatch, ws_a, "name", recording)
     assert recording.set == [orm.name]
     assert built.name == orm.name
 
 
 def test_a_model_that_loads_itself_keeps_doing_so(ws_a: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     """A model with its own from_db (say, one that remembers the values it was loaded with) gets it."""
-    orm = Workspace.objects.get(pk=ws_a.pk)
-    values = [getattr(orm, f.attname) for f in orm._meta.concrete_fields]
     loaded: list[Any] = []
     plain = Workspace.from_db
 
@@ -111,12 +115,6 @@ def test_a_model_that_loads_itself_keeps_doing_so(ws_a: Workspace, monkeypatch: 
         loaded.append(list(values))
         return plain(db, field_names, values)
 
-    monkeypatch.setattr(Workspace, "from_db", classmethod(from_db))
-    row_loading.cache_clear()
-    try:
-        built = instance_from_row(Workspace, values)
-    finally:
-        monkeypatch.undo()
-        row_loading.cache_clear()
+    built, orm, values = _built_with(monkeypatch, ws_a, "from_db", classmethod(from_db))
     assert loaded == [values]
     assert built == orm
