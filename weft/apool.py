@@ -58,12 +58,19 @@ async def fetch_one(
         raise again.error from None
 
 
+class _Connection(psycopg.AsyncConnection[Any]):
+    """A pooled connection, with the cursor `_fetch_with` keeps from one statement to the next: a
+    new cursor would look up every column's loader again (tests/weft/test_apool_one_connection.py)."""
+
+    kept: psycopg.AsyncRawCursor[Any] | None = None
+
+
 class _Held:
     """The connection one call's statements share (`one_connection`), taken at the first."""
 
     def __init__(self) -> None:
-        self.conn: psycopg.AsyncConnection[Any] | None = None
-        self.pool: AsyncConnectionPool[Any] | None = None
+        self.conn: _Connection | None = None
+        self.pool: AsyncConnectionPool[_Connection] | None = None
         self.open = True
 
 
@@ -120,7 +127,7 @@ class _Broken(Exception):
 
 
 async def _fetch_on(
-    pool: AsyncConnectionPool[Any], sql: str, params: dict[str, Any], prepare: bool | None
+    pool: AsyncConnectionPool[_Connection], sql: str, params: dict[str, Any], prepare: bool | None
 ) -> tuple[Any, ...] | None:
     statement = positional(sql)
     values = [params[name] for name in statement.names]
@@ -133,21 +140,12 @@ async def _fetch_on(
     return await _fetch_with(held.conn, statement, values, prepare)
 
 
-class _Connection(psycopg.AsyncConnection[Any]):
-    """A pooled connection, with the cursor `_fetch_with` keeps from one statement to the next: a
-    new cursor would look up every column's loader again (tests/weft/test_apool_one_connection.py)."""
-
-    kept: psycopg.AsyncRawCursor[Any] | None = None
-
-
 async def _fetch_with(
-    conn: psycopg.AsyncConnection[Any], statement: Positional, values: list[Any], prepare: bool | None
+    conn: _Connection, statement: Positional, values: list[Any], prepare: bool | None
 ) -> tuple[Any, ...] | None:
-    cursor = conn.kept if isinstance(conn, _Connection) else None
+    cursor = conn.kept
     if cursor is None or cursor.closed:
-        cursor = psycopg.AsyncRawCursor(conn)
-        if isinstance(conn, _Connection):
-            conn.kept = cursor
+        cursor = conn.kept = psycopg.AsyncRawCursor(conn)
     try:
         await cursor.execute(statement.text, values, prepare=prepare)
     except psycopg.OperationalError as exc:
@@ -208,7 +206,7 @@ def positional(sql: str) -> Positional:
 class _Pools:
     """The pool of the running event loop (a test process runs several loops one after another)."""
 
-    pool: AsyncConnectionPool[Any] | None = None
+    pool: AsyncConnectionPool[_Connection] | None = None
     loop: asyncio.AbstractEventLoop | None = None
     lock: asyncio.Lock | None = None
 
@@ -227,7 +225,7 @@ def conninfo() -> dict[str, Any]:
     return {k: v for k, v in {**params, **options}.items() if v is not None}
 
 
-async def _open_pool() -> AsyncConnectionPool[Any]:
+async def _open_pool() -> AsyncConnectionPool[_Connection]:
     loop = asyncio.get_running_loop()
     if _Pools.pool is not None and _Pools.loop is loop:
         return _Pools.pool

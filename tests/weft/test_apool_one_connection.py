@@ -162,7 +162,7 @@ def test_a_connection_keeps_its_cursor_and_each_statement_reads_its_own_columns(
         ("SELECT gen_random_uuid() IS NOT NULL, NULL::int", {}),
     ]
 
-    async def go() -> tuple[list[Any], list[Any], str]:
+    async def go() -> tuple[list[Any], list[Any]]:
         rows: list[Any] = []
         cursors: list[Any] = []
         async with apool.one_connection():
@@ -174,10 +174,9 @@ def test_a_connection_keeps_its_cursor_and_each_statement_reads_its_own_columns(
                 await apool.fetch_one("SELECT 1 / 0", {})
             rows.append(await apool.fetch_one(*shapes[0]))
             cursors.append(conn.kept)
-            refused_after = str(type(conn.kept))
-        return rows, cursors, refused_after
+        return rows, cursors
 
-    rows, cursors, kind = in_loop(go)
+    rows, cursors = in_loop(go)
     assert rows[0] == (1, "a")
     assert rows[1][0].isoformat() == "2026-12-07T00:00:00+00:00"
     assert rows[1][1:] == ({"k": [1]}, True)
@@ -185,7 +184,6 @@ def test_a_connection_keeps_its_cursor_and_each_statement_reads_its_own_columns(
     assert rows[3] == (1, "a")
     assert cursors[0] is not None
     assert all(cursor is cursors[0] for cursor in cursors), "one cursor for every statement on the connection"
-    assert "AsyncRawCursor" in kind
 
 
 def _held_connection() -> apool._Connection:
