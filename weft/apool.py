@@ -19,7 +19,7 @@ from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import psycopg
 from django.conf import settings
@@ -103,6 +103,10 @@ class Rider(Protocol):
 
     async def carry(self, sql: str, params: dict[str, Any], final: str) -> tuple[Any, ...] | None: ...
 
+    async def carry_counted(
+        self, sql: str, params: dict[str, Any], final: str
+    ) -> tuple[Any, ...] | Literal[False] | None: ...
+
 
 # The rider of the tool call this task serves, until a statement carries it.
 riding: ContextVar[Rider | None] = ContextVar("weft_apool_riding", default=None)
@@ -116,6 +120,22 @@ async def fetch_action(sql: str, params: dict[str, Any], *, final: str) -> tuple
         return await fetch_one(sql, params)
     riding.set(None)
     return await rider.carry(sql, params, final)
+
+
+async def fetch_counted(
+    sql: str, params: dict[str, Any], *, final: str
+) -> tuple[Any, ...] | Literal[False] | None:
+    """`fetch_action` for a statement that counts the call itself (startNext's completion and
+    claim): it carries the call's gate (weft.mcp.gate.carrying_counted). False when it cannot — the
+    gate has run already, the month has no usage row yet, or other calls took the room it counted
+    on — and changed nothing."""
+    rider = riding.get()
+    if rider is None:
+        return False
+    row = await rider.carry_counted(sql, params, final)
+    if row is not False:
+        riding.set(None)
+    return row
 
 
 class _Broken(Exception):

@@ -119,6 +119,8 @@ _TOKEN_HASH = (
     "%(run_id)s::text || ':' || task.epoch::text, 'UTF8'))), 'hex'), 'UTF8')), 'hex')"
 )
 
+# The statements' first CTE (the gate riding on one puts its own in front: weft.mcp.gate.CLOCK).
+CLOCK = "WITH clock AS (SELECT COALESCE(%(now)s::timestamptz, statement_timestamp()) AS now),"
 # The statements' last SELECTs: the gate riding on one puts it after its own (weft.mcp.gate).
 CLAIM_FINAL = "SELECT task.*, run.* FROM task, run"
 COMPLETE_FINAL = (
@@ -346,27 +348,27 @@ def complete(
     completed, its report, the task (Done, or Doing with a review item); None, having changed
     nothing, otherwise. `lists` holds the report's evidence lists, `not_accepted`, and what the
     verification of a task without checks gives (`verification`, `passed`: never False)."""
-    params = _complete_of(workspace_id, run_id, lease_token, outcome, next_step, lists)
+    params = completion_of(workspace_id, run_id, lease_token, outcome, next_step, lists)
     row = _one_row(COMPLETE_SQL, params) if params is not None else None
     if row is None:
         return None
     schedule_relay()
-    return _completed(row)
+    return completed_from(row)
 
 
 async def complete_in_loop(
     *, workspace_id: int, run_id: Any, lease_token: str, outcome: str, next_step: str, lists: dict[str, Any]
 ) -> Completed | None:
     """`complete` from the event loop, on its own pool (weft.apool): no thread, the same statement."""
-    params = _complete_of(workspace_id, run_id, lease_token, outcome, next_step, lists)
+    params = completion_of(workspace_id, run_id, lease_token, outcome, next_step, lists)
     row = await apool.fetch_action(COMPLETE_SQL, params, final=COMPLETE_FINAL) if params is not None else None
     if row is None:
         return None
     relay_soon()
-    return _completed(row)
+    return completed_from(row)
 
 
-def _complete_of(
+def completion_of(
     workspace_id: int, run_id: Any, lease_token: str, outcome: str, next_step: str, lists: dict[str, Any]
 ) -> dict[str, Any] | None:
     """The completion statement's parameters; None for a run id that names no run."""
@@ -384,7 +386,12 @@ def _complete_of(
     )
 
 
-def _completed(row: tuple[Any, ...]) -> Completed:
+def completed_width() -> int:
+    """The columns of COMPLETE_FINAL's row."""
+    return _width(Run) + 2 + _width(Task) + _width(Report) + _width(InboxItem)
+
+
+def completed_from(row: tuple[Any, ...]) -> Completed:
     at = _width(Run) + 2
     run = instance_from_row(Run, row)
     task = instance_from_row(Task, row[at:])

@@ -8,16 +8,29 @@ once (boards.services.fast); tests/boards/test_in_loop.py compares it with the O
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from django.utils import timezone
 
 from accounts import meter
 from accounts.models import Usage, month_start
 from boards.models import Column, Run, Task
-from boards.services.fast import BY_ID_CHECKS, CLAIM_SQL, LIVE_IN, claim_params, claimed_row, one_line
+from boards.services import fast
+from boards.services.fast import (
+    BY_ID_CHECKS,
+    CLAIM_FINAL,
+    CLAIM_SQL,
+    CLOCK,
+    COMPLETE_FINAL,
+    COMPLETE_SQL,
+    LIVE_IN,
+    claim_params,
+    claimed_row,
+    one_line,
+)
 from weft import apool
 from weft.relay_loop import relay_soon
 
@@ -107,3 +120,99 @@ def _next_params(*, workspace_id: int, connection_id: int, cap: int | None) -> d
         workspace_id=workspace_id, task_id=0, connection_id=connection_id, run_id=uuid.uuid4()
     )
     return {**params, "cap": cap, "period": month_start(timezone.now().date()), "kind": Usage.AGENT_CALLS}
+
+
+# complete_task with startNext as one statement, when the call's gate rides on it: the completion
+# (fast.COMPLETE_SQL) and then startNext's claim (NEXT_CLAIM_SQL's pick and claim), one
+# transaction, the call and the claim counted at once on the month's usage row as its last write
+# (accounts.meter.READ, weft.mcp.gate.carrying_counted). The claim's part sees what the
+# completion's part wrote as a second statement would: it runs only once the completion went
+# through (`second`, the claim's count, reads the completed run), its pick leaves out the run just
+# completed, its attention budget counts the review item just opened, and its event row follows
+# the completion's. In any other state the claim's part claims nothing and the caller goes on as
+# after a completion alone.
+def _renamed(sql: str, names: dict[str, str]) -> str:
+    """`sql` with the CTEs and parameters in `names` renamed outside its string literals."""
+    parts = sql.split("'")
+    for i in range(0, len(parts), 2):
+        for old, new in names.items():
+            parts[i] = re.sub(rf"(?<![\w.%]){re.escape(old)}(?!\w)", new, parts[i])
+    return "'".join(parts)
+
+
+def _ctes(sql: str, final: str) -> str:
+    assert sql.startswith(CLOCK) and sql.endswith(final)
+    return sql[len(CLOCK) : -len(final)].strip()
+
+
+def _claim_after_completion() -> str:
+    """NEXT_CLAIM_SQL's pick and claim as CTEs that follow the completion's."""
+    pick = _swap(PICK, meter.ADMITTED, "EXISTS (SELECT 1 FROM second WHERE second.counted)")
+    pick = _swap(pick, f"r.state {LIVE_IN})", f"r.state {LIVE_IN} AND r.run_id <> %(completed)s)")
+    claim = _swap(
+        _ctes(CLAIM_SQL, CLAIM_FINAL), "WHERE t.id = %(task)s AND", "WHERE t.id = (SELECT id FROM pick) AND"
+    )
+    claim = _swap(
+        _swap(claim, BY_ID_CHECKS, ""),
+        "SELECT COUNT(i.id) AS waiting, COALESCE(SUM(i.estimated_minutes), 0) AS minutes,",
+        "SELECT COUNT(i.id) + (SELECT COUNT(*) FROM item) AS waiting, COALESCE(SUM(i.estimated_minutes), 0)"
+        " + COALESCE((SELECT SUM(item.estimated_minutes) FROM item), 0) AS minutes,",
+    )
+    claim = _renamed(
+        f"{one_line(pick)} {claim}",
+        {"task": "next_task", "run": "next_run", "event": "next_event", "%(run_id)s": "%(next_run_id)s"},
+    )
+    claim = _renamed(claim, {"%(completed)s": "%(run_id)s"})
+    return _swap(
+        claim, "FROM next_run, clock )", "FROM next_run, clock WHERE (SELECT COUNT(*) FROM event) > 0 )"
+    )
+
+
+COMPLETE_NEXT_FINAL = (  # the completion's row, the claim's count, the claim's row
+    "SELECT run.*, task.*, report.*, item.*, second.counted, second.used, next_task.*, next_run.* "
+    "FROM run CROSS JOIN task CROSS JOIN report LEFT JOIN item ON true LEFT JOIN second ON true "
+    "LEFT JOIN next_task ON true LEFT JOIN next_run ON true"
+)
+
+
+def _complete_next_sql() -> str:
+    # The completion's events return a row each, so the claim's event can follow them.
+    completion = _swap(
+        _ctes(COMPLETE_SQL, COMPLETE_FINAL), "ORDER BY e.ord )", "ORDER BY e.ord RETURNING 1 )"
+    )
+    counts = [one_line(meter.second("EXISTS (SELECT 1 FROM run)")), one_line(meter.BOTH)]
+    return " ".join([CLOCK, ", ".join([completion, *counts, _claim_after_completion()]), COMPLETE_NEXT_FINAL])
+
+
+COMPLETE_NEXT_SQL = _complete_next_sql()
+_COMPLETION_WIDTH = fast.completed_width()
+
+
+async def complete_next_in_loop(
+    *,
+    connection_id: int,
+    workspace_id: int,
+    run_id: Any,
+    lease_token: str,
+    outcome: str,
+    next_step: str,
+    lists: dict[str, Any],
+) -> tuple[fast.Completed, NextPick] | Literal[False] | None:
+    """complete_task with startNext as one statement (COMPLETE_NEXT_SQL), the call's gate riding
+    on it: the completion and startNext's pick. None: the completion is not the common one and
+    nothing changed but the meter (as `fast.complete_in_loop`). False: the statement could not run
+    (the gate has run already, the month has no usage row yet) and nothing changed."""
+    params = fast.completion_of(workspace_id, run_id, lease_token, outcome, next_step, lists)
+    if params is None:
+        return None
+    of_claim = claim_params(
+        workspace_id=workspace_id, task_id=0, connection_id=connection_id, run_id=uuid.uuid4()
+    )
+    params |= {"next_run_id": of_claim["run_id"], **{k: of_claim[k] for k in ("conn", "ipad", "opad")}}
+    row = await apool.fetch_counted(COMPLETE_NEXT_SQL, params, final=COMPLETE_NEXT_FINAL)
+    if row is None or row is False:
+        return row
+    relay_soon()
+    counted, used, *claim = row[_COMPLETION_WIDTH:]
+    claimed = claimed_row(tuple(claim)) if claim[0] is not None else None
+    return fast.completed_from(row), NextPick(admitted=bool(counted), used=used, claimed=claimed)

@@ -84,6 +84,13 @@ async def task_claim_next_in_loop(*, connection: AgentConnection) -> NextClaim:
         connection_id=connection.pk,
         cap=workspace.plan.cap_for(Usage.AGENT_CALLS),
     )
+    return await next_claim_picked(picked, connection=connection)
+
+
+async def next_claim_picked(picked: fast_next.NextPick, *, connection: AgentConnection) -> NextClaim:
+    """startNext's answer from its statement's pick (`fast_next`): the meter's refusal, the claim,
+    or — in any state the statement leaves to the ORM — `task_claim_next` in a thread, counted."""
+    workspace = connection.workspace
     if not picked.admitted:
         refusal = usage_refusal(
             workspace=workspace, kind=Usage.AGENT_CALLS, used=picked.used, now=timezone.now()

@@ -27,7 +27,8 @@ from boards import clock, evidence, lease, limits
 from boards.models import Approval, Column, InboxItem, InboxKind, ProgressNote, Question, Report, Run, Task
 from boards.payloads import iso
 from boards.results import CompleteResult, QuestionResult, RunResult
-from boards.services import fast
+from boards.services import fast, fast_next
+from boards.services.claim import steps_as_written
 from boards.services.common import (
     QUESTION_MINUTES,
     expire_run,
@@ -37,7 +38,7 @@ from boards.services.common import (
     run_for_write,
     within_limits,
 )
-from boards.services.next_task import task_claim_next, task_claim_next_in_loop
+from boards.services.next_task import next_claim_picked, task_claim_next, task_claim_next_in_loop
 from weft.events import emit
 from weft.hints import Hint, next_, wait
 
@@ -236,11 +237,22 @@ async def run_complete_in_loop(
     thread. The caller has checked the workspace (the MCP gate). startNext's claim follows once the
     report has committed, as in `run_complete` (`task_claim_next_in_loop`)."""
     outcome, next_step, given = _report_given(outcome, next_step, [artifacts, claims, not_done, unknowns])
+    report = _fast_report(outcome, next_step, given)
+    if start_next and steps_as_written():
+        both = await fast_next.complete_next_in_loop(
+            connection_id=connection.pk,
+            workspace_id=connection.workspace_id,
+            run_id=run_id,
+            lease_token=lease_token,
+            **report,
+        )
+        if both is None:
+            return None
+        if both is not False:
+            completed, picked = both
+            return _completed_result(completed).then(await next_claim_picked(picked, connection=connection))
     done = await fast.complete_in_loop(
-        workspace_id=connection.workspace_id,
-        run_id=run_id,
-        lease_token=lease_token,
-        **_fast_report(outcome, next_step, given),
+        workspace_id=connection.workspace_id, run_id=run_id, lease_token=lease_token, **report
     )
     if done is None:
         return None

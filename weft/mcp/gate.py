@@ -28,8 +28,9 @@ from __future__ import annotations
 
 from datetime import datetime
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
+import psycopg
 from django.db import models
 from django.utils import timezone
 
@@ -63,12 +64,8 @@ def _fields(model: type[models.Model]) -> list[models.Field[Any, Any]]:
     return list(model._meta.concrete_fields)
 
 
-def _ctes() -> str:
-    """The gate's CTEs, `live` and `metered`: %(connection)s, %(period)s, %(kind)s.
-
-    The meter is accounts.meter's (as `usage_consume`: a suspended workspace meters nothing, a
-    cap of 0 creates the month's row at 0 and refuses). `used` is the count before this statement.
-    """
+def _live() -> str:
+    """The gate's `live` CTE: the caller's live connection, its workspace and plan (%(connection)s)."""
     aliases = ("c", "w", "p")
     columns = ", ".join(
         f'{alias}."{field.column}" AS {alias}{i}'
@@ -88,10 +85,14 @@ live AS (
     JOIN {table[Plan]} p ON p.id = w.plan_id
     WHERE c.id = %(connection)s AND c.revoked_at IS NULL
       AND EXISTS ({seat})
-), {meter.METERED}"""  # noqa: S608
+)"""  # noqa: S608
 
 
-CTES = _ctes()
+LIVE = _live()
+# The gate's CTEs, `live` and `metered`: %(connection)s, %(period)s, %(kind)s. The meter is
+# accounts.meter's (as `usage_consume`: a suspended workspace meters nothing, a cap of 0 creates
+# the month's row at 0 and refuses). `used` is the count before this statement.
+CTES = f"{LIVE}, {meter.METERED}"
 # The gate's row: the connection's, workspace's and plan's columns, then these five.
 ADMISSION = f"SELECT live.*, {meter.ADMITTED} AS admitted, {meter.USED} AS used FROM live"  # noqa: S608
 # The gate as one statement → one row, or none if the connection is not live.
@@ -148,6 +149,13 @@ def _admitted(row: tuple[Any, ...] | None, now: datetime) -> AgentConnection:
     return connection
 
 
+# What fails a statement that counts the call itself as a whole, so that the caller runs the call
+# as before: the meter's check (accounts.meter.CHECKED: other calls took the room it counted on),
+# and, in startNext's claim, the unique live-run index or a deadlock with a concurrent completion
+# of the same run (which locks the usage row first) — the completion must not fail for its claim.
+_UNDONE = (psycopg.errors.DivisionByZero, psycopg.errors.UniqueViolation, psycopg.errors.DeadlockDetected)
+
+
 class Riding:
     """The gate of one call, riding on the first statement the tool sends through
     `apool.fetch_action` (see above); `admit()` answers as `admit(connection_id)` would.
@@ -167,10 +175,32 @@ class Riding:
 
     async def carry(self, sql: str, params: dict[str, Any], final: str) -> tuple[Any, ...] | None:
         """The tool's statement with the gate in front: the tool's row, or None (nothing changed)."""
+        self.carried = True
+        row = await fetch_one(carrying(sql, final), self._with_gate(params))
+        return self._answer(row, WIDTH)
+
+    async def carry_counted(
+        self, sql: str, params: dict[str, Any], final: str
+    ) -> tuple[Any, ...] | Literal[False] | None:
+        """`carry` for a statement that counts the call itself
+        (`carrying_counted`). False when the month had no row yet, or the statement failed as a
+        whole (`_UNDONE`): nothing changed, the gate not run."""
+        try:
+            row = await fetch_one(carrying_counted(sql, final), self._with_gate(params))
+        except _UNDONE:
+            return False
+        if row is not None and not row[WIDTH]:
+            return False
+        self.carried = True
+        return self._answer(row[:-1] if row is not None else None, WIDTH + 1)
+
+    def _with_gate(self, params: dict[str, Any]) -> dict[str, Any]:
         gate = _params(self.connection_id, self.now)
         assert not gate.keys() & params.keys(), "the gate's parameters and the tool's must differ"
-        self.carried = True
-        row = await fetch_one(carrying(sql, final), {**params, **gate})
+        return {**params, **gate}
+
+    def _answer(self, row: tuple[Any, ...] | None, at: int) -> tuple[Any, ...] | None:
+        """The gate's part of a carried statement's row taken; the tool's part (from `at`), or None."""
         if row is None:
             return None  # not live: `admit` answers unauthenticated
         self.row = row[:WIDTH]
@@ -180,7 +210,7 @@ class Riding:
             self.refused = error
         else:
             self.given.__dict__.update(self.admitted.__dict__)
-        return row[WIDTH:] if row[WIDTH] is not None else None
+        return row[at:] if row[at] is not None else None
 
     async def admit(self) -> AgentConnection:
         if not self.carried:
@@ -199,11 +229,39 @@ def carrying(sql: str, final: str) -> str:
     """`sql` (CLOCK, its CTEs, then `final`, its last SELECT) with the gate in front: the gate's
     row, then the statement's row or NULLs. Its writes all read `clock`, which has a row only
     when the call is admitted in the workspace %(ws)s names."""
+    return _in_front(f"{CTES}, admission AS ({ADMISSION})", sql, final)
+
+
+# The admission of a statement that counts the call itself: the gate's row, then whether the
+# month's usage row was there.
+COUNTED_ADMISSION = (
+    f"SELECT live.*, {meter.READ_ADMITTED} AS admitted, {meter.READ_USED} AS used, "  # noqa: S608
+    f"{meter.READ_FOUND} AS found FROM live"
+)
+
+
+@cache
+def carrying_counted(sql: str, final: str) -> str:
+    """`carrying` for a statement that counts the call itself, its `metered` its last write
+    (startNext's completion and claim, boards.services.fast_next; accounts.meter.READ): the gate's
+    checks on the month's usage row as read, not counted. The gate's row, whether the month's row
+    was there (without it nothing changed), the statement's row or NULLs, and last the meter's
+    check (accounts.meter.CHECKED): an admitted call the update could not count fails the statement."""
+    statement = _in_front(f"{LIVE}, {meter.READ}, admission AS ({COUNTED_ADMISSION})", sql, final)
+    assert statement.endswith(_ANSWER)
+    return f"{statement.removesuffix(_ANSWER)}SELECT admission.*, answer.*, {meter.CHECKED} {_ROWS}"
+
+
+def _in_front(gate: str, sql: str, final: str) -> str:
     assert sql.startswith(CLOCK) and sql.endswith(final), "a statement the gate can ride on"
     ctes = sql[len(CLOCK) : -len(final)].strip()
     return (
-        f"WITH {' '.join(CTES.split())}, admission AS ({ADMISSION}), "  # noqa: S608 (statements of this code)
+        f"WITH {' '.join(gate.split())}, "  # noqa: S608 (statements of this code)
         "clock AS (SELECT COALESCE(%(now)s::timestamptz, statement_timestamp()) AS now FROM admission "
         f"WHERE admission.admitted AND admission.workspace = %(ws)s), {ctes}, answer AS ({final}) "
-        "SELECT admission.*, answer.* FROM admission LEFT JOIN answer ON true"
+        f"{_ANSWER}"
     )
+
+
+_ROWS = "FROM admission LEFT JOIN answer ON true"
+_ANSWER = f"SELECT admission.*, answer.* {_ROWS}"
