@@ -18,11 +18,15 @@ import pytest
 from django.utils import timezone
 from mcp.types import CallToolResult
 
-from accounts.models import STANDARD_PLANS, AgentConnection, Usage, Workspace, month_start
+from accounts.models import STANDARD_PLANS, AgentConnection, Seat, Usage, Workspace, month_start
+from boards import attention
 from boards.models import Column, InboxItem, Run, Task
 from boards.services import next_task, run_complete, run_complete_in_loop, task_claim
+from tests.boards import attention_model
+from tests.boards.helpers import complete
 from tests.boards.test_attention_limits import fill
 from weft import apool, relay_loop
+from weft.hints import DONE
 from weft.mcp import gate, server
 from weft.models import Event
 
@@ -257,3 +261,50 @@ def test_calls_that_take_the_room_meanwhile_undo_the_whole_statement(agent, make
     assert Task.objects.get(pk=mine.pk).column == Column.DOING  # the completion undone
     assert Task.objects.get(pk=following.pk).column == Column.TODO
     assert not Event.objects.filter(type__in=["run.completed", "run.started"], payload__taskId=following.pk)
+
+
+# (people, open items, each item's minutes, the completed task needs review, its review minutes):
+# each side of the solo and team limits and of the minutes' limit, with and without the new item.
+BUDGETS = [
+    (1, 4, 1, True, 1),
+    (1, 4, 1, False, 1),
+    (1, 3, 1, True, 1),
+    (2, 9, 1, True, 1),
+    (2, 8, 1, True, 1),
+    (1, 2, 20, True, 5),
+    (1, 2, 20, True, 4),
+    (1, 2, 20, False, 5),
+]
+
+
+@pytest.mark.parametrize(("people", "waiting", "each", "review", "minutes"), BUDGETS)
+def test_the_claims_attention_budget_agrees_with_the_rules_after_the_completion(
+    agent, make_task, ws_a, carol, monkeypatch, people, waiting, each, review, minutes
+):
+    """The statement claims exactly when the pure rules (`attention`) admit a start with the
+    completion's review item counted; when they do not, it leaves the claim to the ORM path."""
+    if people == 2:
+        Seat.objects.create(workspace=ws_a, user=carol, role=Seat.MEMBER)
+    assert Seat.objects.filter(workspace=ws_a).count() == people
+    for i in range(waiting):
+        item_task = make_task(f"Reviewed {i}", review_required=True, estimated_review_minutes=each)
+        complete(task_claim(task_id=item_task.pk, connection=agent))
+    held = _held(agent, make_task("Mine", review_required=review, estimated_review_minutes=minutes))
+    make_task("Following")
+    _counted(ws_a, 0)
+    handed: list[bool] = []
+
+    def to_the_orm(connection: AgentConnection, metered: bool) -> next_task.NextClaim:
+        handed.append(metered)
+        return next_task.NextClaim(claim=None, refusal=None, hint=DONE)
+
+    monkeypatch.setattr(next_task, "_claim_next_in_thread", to_the_orm)
+
+    (result,) = _in_loop(_finishing(agent, held))
+
+    now = timezone.now()
+    items = [attention_model.WaitingItem(now, each) for _ in range(waiting)]
+    items += [attention_model.WaitingItem(now, minutes)] if review else []
+    may = attention.admits(attention_model.assess_items(items, people=people, now=now), approved_step=False)
+    assert _next(result)["started"] is may
+    assert handed == ([] if may else [True])  # stepped aside, the claim already counted
