@@ -7,6 +7,7 @@ applied by `boards/services/`; these models hold state only.
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -89,6 +90,19 @@ class Label(models.Model):
         return self.name
 
 
+def _optional_link(to: str, related_name: str = "+") -> models.ForeignKey[Any, Any]:
+    """A link a row may leave unset, indexed where set (`_where_set` in the model's indexes)."""
+    return models.ForeignKey(
+        to, on_delete=models.SET_NULL, null=True, blank=True, related_name=related_name, db_index=False
+    )
+
+
+def _where_set(field: str, name: str) -> models.Index:
+    """An optional foreign key's index over the rows that set it: a lookup by its value (a person's
+    runs, the cascade when a row it names goes) reads it, and a row written without it adds no entry."""
+    return models.Index(fields=[field], condition=Q(**{f"{field}__isnull": False}), name=name)
+
+
 class Task(models.Model):
     # No index of their own: (workspace, column, priority) and task_board_order lead with them, and
     # every index more is one more entry for each claim and completion to write.
@@ -108,27 +122,17 @@ class Task(models.Model):
     checks = models.JSONField(default=list, blank=True)
     # Fencing token: bumped on every claim, release and sweep.
     epoch = models.PositiveIntegerField(default=0)
+    # The optional links are indexed only where set (Meta.indexes, `_where_set`): a claim and a
+    # completion rewrite the task row, and every index takes a new entry, NULLs included.
     # Who holds the live run (set by a claim, cleared when the run ends); who a person assigned
     # the task to is `assigned_user` / `assigned_connection`, which no claim or release touches.
-    assignee_connection = models.ForeignKey(
-        "accounts.AgentConnection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    assignee_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    created_by_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    created_by_connection = models.ForeignKey(
-        "accounts.AgentConnection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
+    assignee_connection = _optional_link("accounts.AgentConnection")
+    assignee_user = _optional_link(settings.AUTH_USER_MODEL)
+    created_by_user = _optional_link(settings.AUTH_USER_MODEL)
+    created_by_connection = _optional_link("accounts.AgentConnection")
     # The task's assignee, a member or an agent connection of its workspace (at most one of them).
-    assigned_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    assigned_connection = models.ForeignKey(
-        "accounts.AgentConnection", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
+    assigned_user = _optional_link(settings.AUTH_USER_MODEL)
+    assigned_connection = _optional_link("accounts.AgentConnection")
     labels = models.ManyToManyField(Label, blank=True, related_name="tasks")
     # The labels' names in name order, written with `labels` in the same transaction by
     # boards/services/labels.py, so a task's payload (a claim's answer too) reads them without a
@@ -159,6 +163,12 @@ class Task(models.Model):
                 condition=models.Q(column="todo"),
                 name="task_best_next",
             ),
+            _where_set("assignee_connection", "task_assignee_conn_set"),
+            _where_set("assignee_user", "task_assignee_user_set"),
+            _where_set("created_by_user", "task_creator_user_set"),
+            _where_set("created_by_connection", "task_creator_conn_set"),
+            _where_set("assigned_user", "task_assigned_user_set"),
+            _where_set("assigned_connection", "task_assigned_conn_set"),
         ]
 
     def __str__(self) -> str:
@@ -188,9 +198,7 @@ class Run(models.Model):
     connection = models.ForeignKey(
         "accounts.AgentConnection", on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
     )
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
-    )
+    user = _optional_link(settings.AUTH_USER_MODEL, related_name="runs")  # a person's run
     # sha256 of the lease token; cleared when the lease ends. The token itself is shown once.
     lease_token_hash = models.CharField(max_length=64, blank=True)
     epoch = models.PositiveIntegerField()
@@ -201,9 +209,7 @@ class Run(models.Model):
     ended_at = models.DateTimeField(null=True, blank=True)
     end_reason = models.CharField(max_length=200, blank=True)
     # The approved step this run was started to carry out, if any.
-    approval = models.ForeignKey(
-        "Approval", on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
-    )
+    approval = _optional_link("Approval", related_name="runs")
 
     class Meta:
         constraints = [
@@ -221,6 +227,8 @@ class Run(models.Model):
             ),
             # The sweep's scan: live runs by expiry.
             models.Index(fields=["state", "lease_expires_at"], name="run_state_expiry"),
+            _where_set("user", "run_user_set"),
+            _where_set("approval", "run_approval_set"),
         ]
 
     def __str__(self) -> str:

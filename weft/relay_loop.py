@@ -12,7 +12,8 @@ of weft.events, on a pooled connection and without a thread, while the answer go
    rest goes to `events.relay()` in a worker thread, where the hooks write their rows in the
    relay's transaction as always.
 3. `COMMIT; SELECT EXISTS (an unpositioned event)` (one round trip), the fan-out in the loop,
-   and again while events wait.
+   and again while events wait: at once after a full batch; after a short one (the events came
+   in meanwhile), as the pump's next run, RELAY_SOON_DELAY later, with what comes in until then.
 
 A relay starts RELAY_SOON_DELAY (20 ms) after the first call; calls made while it waits share
 it, calls made while it runs share one more run after it: a busy server relays tens of times a
@@ -26,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -68,9 +70,14 @@ class HooksAct(Exception):
     """A relay hook acts on the batch: `events.relay()` positions it, in a worker thread."""
 
 
-async def relay_in_loop(*, batch: int = events.RELAY_BATCH) -> list[Event]:
+async def relay_in_loop(
+    *, batch: int = events.RELAY_BATCH, later: Callable[[], None] | None = None
+) -> list[Event]:
     """Position every committed, unpositioned event on the loop's pool; returns them in position
-    order. Raises HooksAct when a hook would act on a batch (what it positioned before stays)."""
+    order. Raises HooksAct when a hook would act on a batch (what it positioned before stays).
+    `later`: events committed while a batch short of `batch` was relayed are left to a later
+    relay, which `later()` schedules, instead of relaid at once (a busy loop then relays once a
+    RELAY_SOON_DELAY, not after every commit)."""
     conditions = events.relay_hook_conditions()
     if conditions is None:
         raise HooksAct
@@ -90,6 +97,9 @@ async def relay_in_loop(*, batch: int = events.RELAY_BATCH) -> list[Event]:
             waiting = await _scalar(cursor, _COMMIT_AND_LOOK)
             events.fan_out(moved)
             positioned += moved
+            if waiting and later is not None and len(rows) < batch:
+                later()
+                return positioned
             if not waiting:
                 return positioned
 
@@ -151,8 +161,11 @@ async def _pump_relays(pump: _Pump) -> None:
 
 async def _relay() -> None:
     if apool.enabled():
+        # The pump's relay leaves events committed meanwhile to the pump's next run.
+        pump = _pumps.get(asyncio.get_running_loop())
+        pumping = pump is not None and pump.task is asyncio.current_task()
         try:
-            await relay_in_loop()
+            await relay_in_loop(later=(lambda: setattr(pump, "again", True)) if pumping else None)
             return
         except HooksAct:
             pass

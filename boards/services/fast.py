@@ -146,6 +146,9 @@ BY_ID_CHECKS = """
       AND NOT EXISTS (SELECT 1 FROM boards_question q WHERE q.task_id = t.id AND q.connection_id = %(conn)s
                       AND q.state = 'answered' AND q.delivered_at IS NULL)"""
 
+# The task is locked SKIP LOCKED: a task another transaction holds (startNext's pick, which counts
+# its call after it) is left to the ORM path, which waits for it, rather than waited for here,
+# where the riding gate's count already holds the usage row — the two would wait on each other.
 # The task is found by its id, the workspace checked on that row: `workspace_id + 0` is no index
 # condition, so a generic plan cannot walk the workspace's tasks instead (tests/boards/test_pick_plan.py).
 CLAIM_SQL = f"""
@@ -162,6 +165,7 @@ free AS (
       AND NOT EXISTS (SELECT 1 FROM boards_run r WHERE r.task_id = t.id AND r.state {LIVE_IN})
       AND a.waiting < CASE WHEN a.people >= 2 THEN {_TEAM} ELSE {_SOLO} END
       AND a.minutes < {_MINUTES}
+    FOR UPDATE OF t SKIP LOCKED
 ),
 task AS (
     UPDATE boards_task t SET epoch = t.epoch + 1, "column" = {_DOING}, assignee_connection_id = %(conn)s,

@@ -8,10 +8,12 @@ The loop's pool commits on its own connections, so these tests run with real tra
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
+import psycopg
 import pytest
 from django.utils import timezone
 
@@ -71,6 +73,22 @@ def test_it_claims_in_the_loop_as_the_orm_path_does(agent, make_task):
     assert (run.state, run.connection_id, run.task_id) == ("active", agent.pk, two.pk)
     started = Event.objects.get(type="run.started", entity_id=str(loop.run.run_id))
     assert started.position is not None  # the loop's relay positioned it
+
+
+def test_it_never_waits_on_a_task_another_transaction_holds(agent, make_task):
+    """A task locked elsewhere (startNext's pick, which counts its call after it) is handed to the
+    ORM path at once: waiting here, with the riding gate's count holding the usage row, the two
+    would wait on each other. Once the lock is gone, the same claim goes through."""
+    task = make_task()
+    with psycopg.connect(**apool.conninfo()) as other:
+        other.execute("SELECT 1 FROM boards_task WHERE id = %s FOR UPDATE", (task.pk,))
+        gone = threading.Timer(5.0, other.close)  # a claim that waited would then claim: and fail here
+        gone.start()
+        try:
+            assert _in_loop(lambda: task_claim_in_loop(task_id=task.pk, connection=agent)) is None
+        finally:
+            gone.cancel()
+    assert _in_loop(lambda: task_claim_in_loop(task_id=task.pk, connection=agent)) is not None
 
 
 def test_it_hands_a_claimed_task_back_to_the_orm_path_unchanged(agent, agent2, make_task):

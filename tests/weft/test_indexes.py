@@ -47,3 +47,31 @@ def test_no_index_of_a_written_table_is_the_first_column_of_another():
         if led:
             redundant.append(f"{table}.{name} ({columns[0]}): {', '.join(sorted(led))} lead with it")
     assert not redundant, "\n".join(redundant)
+
+
+def test_the_optional_links_of_tasks_and_runs_are_indexed_only_where_set():
+    """A task's assignee, assigner and creator links and a run's person and approval are NULL on
+    most rows: each has an index over the rows that set it, and none over the rest (a claim and a
+    completion rewrite both rows, and a full index takes a NULL entry each time)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            INDEXES + " AND t.relname IN ('boards_task', 'boards_run')"
+            " AND (x.indpred IS NULL OR pg_get_expr(x.indpred, x.indrelid) LIKE '%IS NOT NULL%')"
+        )
+        rows = cursor.fetchall()
+    optional = {
+        ("boards_task", c)
+        for c in (
+            "assignee_connection_id",
+            "assignee_user_id",
+            "created_by_user_id",
+            "created_by_connection_id",
+            "assigned_user_id",
+            "assigned_connection_id",
+        )
+    } | {("boards_run", "user_id"), ("boards_run", "approval_id")}
+    own: dict[tuple[str, str], list[bool]] = {}
+    for table, _name, _unique, partial, columns in rows:
+        if len(columns) == 1:
+            own.setdefault((table, columns[0]), []).append(partial)
+    assert {link: own.get(link) for link in optional} == {link: [True] for link in optional}

@@ -98,6 +98,37 @@ def test_it_relays_in_batches_until_nothing_waits(clean_log, ws_a):
     assert unpositioned() == []
 
 
+@pytest.mark.parametrize("later", [False, True], ids=["alone", "the pump's"])
+def test_events_committed_during_a_short_batch_wait_for_the_pumps_next_run(
+    clean_log, ws_a, monkeypatch, later
+):
+    """A batch short of the limit, and an event committed while it was relayed: a relay on its
+    own relays it at once; the pump's leaves it to the pump's next run (`later`), which it asks for."""
+    first = committed(ws_a, n=1)
+    read = events.events_from_rows
+    meanwhile: list[Event] = []
+
+    def reading(rows: Any) -> list[Event]:
+        if not meanwhile:  # another writer (a thread of its own) commits while the batch is relayed
+
+            def write() -> None:
+                meanwhile.append(committed(ws_a, n=2))
+                connection.close()
+
+            writer = threading.Thread(target=write)
+            writer.start()
+            writer.join()
+        return read(rows)
+
+    monkeypatch.setattr(events, "events_from_rows", reading)
+    asked: list[bool] = []
+    relayed = in_loop(lambda: relay_loop.relay_in_loop(later=(lambda: asked.append(True)) if later else None))
+    if later:
+        assert ([e.pk for e in relayed], asked, unpositioned()) == ([first.pk], [True], [meanwhile[0].pk])
+    else:
+        assert ([e.pk for e in relayed], asked, unpositioned()) == ([first.pk, meanwhile[0].pk], [], [])
+
+
 def test_it_leaves_the_work_to_the_relay_that_holds_the_lock(clean_log, ws_a):
     event = committed(ws_a)
     with transaction.atomic(), connection.cursor() as cursor:
