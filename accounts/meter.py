@@ -11,6 +11,9 @@ As `usage_consume`: the increment is conditional (`count + 1 <= cap`), so concur
 lose a count nor overshoot the cap; under a cap of 0 the month's row is created at 0 and the call
 refused. A call was counted when `metered` returned a positive count.
 tests/mcp/test_gate.py runs each refusal through both meters and compares the answers.
+
+complete_task with startNext as one statement counts its call and its claim with `READ`,
+`second`, `BOTH` and `CHECKED` (below), last rather than first (tests/boards/test_complete_next.py).
 """
 
 from __future__ import annotations
