@@ -234,8 +234,10 @@ async def run_complete_in_loop(
 ) -> CompleteResult | None:
     """An agent's completion from the event loop, when it is the common one (`fast.complete_in_loop`,
     on the loop's pool); None, having changed nothing, otherwise — then `run_complete` runs in a
-    thread. The caller has checked the workspace (the MCP gate). startNext's claim follows once the
-    report has committed, as in `run_complete` (`task_claim_next_in_loop`)."""
+    thread. The caller has checked the workspace (the MCP gate). With the gate riding on it,
+    startNext's claim is in the completion's statement (`fast_next.complete_next_in_loop`), whose
+    claim never undoes the report; otherwise it follows once the report has committed, as in
+    `run_complete` (`task_claim_next_in_loop`)."""
     outcome, next_step, given = _report_given(outcome, next_step, [artifacts, claims, not_done, unknowns])
     report = _fast_report(outcome, next_step, given)
     if start_next and steps_as_written():

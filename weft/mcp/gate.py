@@ -182,9 +182,9 @@ class Riding:
     async def carry_counted(
         self, sql: str, params: dict[str, Any], final: str
     ) -> tuple[Any, ...] | Literal[False] | None:
-        """`carry` for a statement that counts the call itself
-        (`carrying_counted`). False when the month had no row yet, or the statement failed as a
-        whole (`_UNDONE`): nothing changed, the gate not run."""
+        """`carry` for a statement that counts the call itself (`carrying_counted`). False when
+        the month had no usage row yet, or the statement failed as a whole (`_UNDONE`): nothing
+        changed, and the gate is still to run."""
         try:
             row = await fetch_one(carrying_counted(sql, final), self._with_gate(params))
         except _UNDONE:
@@ -246,7 +246,7 @@ def carrying_counted(sql: str, final: str) -> str:
     (startNext's completion and claim, boards.services.fast_next; accounts.meter.READ): the gate's
     checks on the month's usage row as read, not counted. The gate's row, whether the month's row
     was there (without it nothing changed), the statement's row or NULLs, and last the meter's
-    check (accounts.meter.CHECKED): an admitted call the update could not count fails the statement."""
+    check (accounts.meter.CHECKED): an admitted call the upsert could not count fails the statement."""
     statement = _in_front(f"{LIVE}, {meter.READ}, admission AS ({COUNTED_ADMISSION})", sql, final)
     assert statement.endswith(_ANSWER)
     return f"{statement.removesuffix(_ANSWER)}SELECT admission.*, answer.*, {meter.CHECKED} {_ROWS}"
