@@ -112,6 +112,17 @@ class Rider(Protocol):
 riding: ContextVar[Rider | None] = ContextVar("weft_apool_riding", default=None)
 
 
+# A statement that acts for a tool call starts with this clock and ends with its last SELECT
+# (`final`); the gate riding on it (weft.mcp.gate) goes in front of the CTEs between (`ctes_of`).
+CLOCK = "WITH clock AS (SELECT COALESCE(%(now)s::timestamptz, statement_timestamp()) AS now),"
+
+
+def ctes_of(sql: str, final: str) -> str:
+    """The CTEs of a tool statement between its CLOCK and its last SELECT, `final`."""
+    assert sql.startswith(CLOCK) and sql.endswith(final), "a statement the gate can ride on"
+    return sql[len(CLOCK) : -len(final)].strip()
+
+
 async def fetch_action(sql: str, params: dict[str, Any], *, final: str) -> tuple[Any, ...] | None:
     """`fetch_one` for a statement that acts for a tool call; the call's gate rides on it when
     it has not run yet (`final` is the statement's last SELECT). None: nothing changed."""

@@ -119,8 +119,6 @@ _TOKEN_HASH = (
     "%(run_id)s::text || ':' || task.epoch::text, 'UTF8'))), 'hex'), 'UTF8')), 'hex')"
 )
 
-# The statements' first CTE (the gate riding on one puts its own in front: weft.mcp.gate.CLOCK).
-CLOCK = "WITH clock AS (SELECT COALESCE(%(now)s::timestamptz, statement_timestamp()) AS now),"
 # The statements' last SELECTs: the gate riding on one puts it after its own (weft.mcp.gate).
 CLAIM_FINAL = "SELECT task.*, run.* FROM task, run"
 COMPLETE_FINAL = (
@@ -152,7 +150,7 @@ BY_ID_CHECKS = """
 # The task is found by its id, the workspace checked on that row: `workspace_id + 0` is no index
 # condition, so a generic plan cannot walk the workspace's tasks instead (tests/boards/test_pick_plan.py).
 CLAIM_SQL = f"""
-WITH clock AS (SELECT COALESCE(%(now)s::timestamptz, statement_timestamp()) AS now),
+{apool.CLOCK}
 attention AS (
     SELECT COUNT(i.id) AS waiting, COALESCE(SUM(i.estimated_minutes), 0) AS minutes,
            (SELECT COUNT(*) FROM accounts_seat s WHERE s.workspace_id = %(ws)s) AS people
@@ -248,7 +246,7 @@ def claimed_row(row: tuple[Any, ...]) -> tuple[Task, Run]:
 
 
 COMPLETE_SQL = f"""
-WITH clock AS (SELECT COALESCE(%(now)s::timestamptz, statement_timestamp()) AS now),
+{apool.CLOCK}
 run AS (
     UPDATE boards_run r SET state = {_COMPLETED}, lease_token_hash = '', ended_at = clock.now,
         end_reason = 'completed'

@@ -23,7 +23,6 @@ from boards.services.fast import (
     BY_ID_CHECKS,
     CLAIM_FINAL,
     CLAIM_SQL,
-    CLOCK,
     COMPLETE_FINAL,
     COMPLETE_SQL,
     LIVE_IN,
@@ -140,17 +139,14 @@ def _renamed(sql: str, names: dict[str, str]) -> str:
     return "'".join(parts)
 
 
-def _ctes(sql: str, final: str) -> str:
-    assert sql.startswith(CLOCK) and sql.endswith(final)
-    return sql[len(CLOCK) : -len(final)].strip()
-
-
 def _claim_after_completion() -> str:
     """NEXT_CLAIM_SQL's pick and claim as CTEs that follow the completion's."""
     pick = _swap(PICK, meter.ADMITTED, "EXISTS (SELECT 1 FROM second WHERE second.counted)")
     pick = _swap(pick, f"r.state {LIVE_IN})", f"r.state {LIVE_IN} AND r.run_id <> %(completed)s)")
     claim = _swap(
-        _ctes(CLAIM_SQL, CLAIM_FINAL), "WHERE t.id = %(task)s AND", "WHERE t.id = (SELECT id FROM pick) AND"
+        apool.ctes_of(CLAIM_SQL, CLAIM_FINAL),
+        "WHERE t.id = %(task)s AND",
+        "WHERE t.id = (SELECT id FROM pick) AND",
     )
     claim = _swap(
         _swap(claim, BY_ID_CHECKS, ""),
@@ -178,10 +174,12 @@ COMPLETE_NEXT_FINAL = (  # the completion's row, the claim's count, the claim's 
 def _complete_next_sql() -> str:
     # The completion's events return a row each, so the claim's event can follow them.
     completion = _swap(
-        _ctes(COMPLETE_SQL, COMPLETE_FINAL), "ORDER BY e.ord )", "ORDER BY e.ord RETURNING 1 )"
+        apool.ctes_of(COMPLETE_SQL, COMPLETE_FINAL), "ORDER BY e.ord )", "ORDER BY e.ord RETURNING 1 )"
     )
     counts = [one_line(meter.second("EXISTS (SELECT 1 FROM run)")), one_line(meter.BOTH)]
-    return " ".join([CLOCK, ", ".join([completion, *counts, _claim_after_completion()]), COMPLETE_NEXT_FINAL])
+    return " ".join(
+        [apool.CLOCK, ", ".join([completion, *counts, _claim_after_completion()]), COMPLETE_NEXT_FINAL]
+    )
 
 
 COMPLETE_NEXT_SQL = _complete_next_sql()

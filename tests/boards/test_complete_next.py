@@ -21,7 +21,7 @@ from mcp.types import CallToolResult
 from accounts.models import STANDARD_PLANS, AgentConnection, Seat, Usage, Workspace, month_start
 from boards import attention
 from boards.models import Column, InboxItem, Run, Task
-from boards.services import next_task, run_complete, run_complete_in_loop, task_claim
+from boards.services import board_default, next_task, run_complete, run_complete_in_loop, task_claim
 from tests.boards import attention_model
 from tests.boards.helpers import complete
 from tests.boards.test_attention_limits import fill
@@ -308,3 +308,21 @@ def test_the_claims_attention_budget_agrees_with_the_rules_after_the_completion(
     may = attention.admits(attention_model.assess_items(items, people=people, now=now), approved_step=False)
     assert _next(result)["started"] is may
     assert handed == ([] if may else [True])  # stepped aside, the claim already counted
+
+
+def test_a_foreign_run_is_answered_as_before_and_counted_once(agent, agent_b, make_task, ws_a, ws_b):
+    """Another workspace's run and its own token: the statement completes nothing and claims
+    nothing; the ORM path answers with its error and hint, and the call is counted once."""
+    foreign = Task.objects.create(workspace=ws_b, board=board_default(workspace=ws_b), title="Theirs")
+    held = _held(agent_b, foreign)
+    make_task("Following")
+    _counted(ws_a, 3)
+
+    (result,) = _in_loop(_finishing(agent, held))
+
+    error = (result.structured_content or {})["error"]
+    assert result.is_error and error["code"] == "lease_lost", error  # as for a run it never held
+    assert (result.structured_content or {})["_next_action"] == "Fix: get_my_work {}"
+    assert _calls(ws_a) == 4
+    assert Task.objects.get(pk=foreign.pk).column == Column.DOING
+    assert not Run.objects.filter(workspace=ws_a).exists()

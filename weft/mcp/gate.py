@@ -38,7 +38,7 @@ from accounts import meter
 from accounts.access import require_active_workspace
 from accounts.models import AgentConnection, Plan, Seat, Usage, Workspace, month_start
 from accounts.services.workspaces import usage_refusal
-from weft.apool import _open_pool, _Pools, close_pool, conninfo, enabled, fetch_one
+from weft.apool import _open_pool, _Pools, close_pool, conninfo, ctes_of, enabled, fetch_one
 from weft.errors import WeftError
 from weft.events import instance_from_row
 from weft.hints import wait
@@ -220,13 +220,9 @@ class Riding:
         raise self.refused if self.refused is not None else unauthenticated()
 
 
-# A tool statement starts with this clock; `carrying` gives it a row only for an admitted call.
-CLOCK = "WITH clock AS (SELECT COALESCE(%(now)s::timestamptz, statement_timestamp()) AS now),"
-
-
 @cache
 def carrying(sql: str, final: str) -> str:
-    """`sql` (CLOCK, its CTEs, then `final`, its last SELECT) with the gate in front: the gate's
+    """`sql` (apool.CLOCK, its CTEs, then `final`, its last SELECT) with the gate in front: the gate's
     row, then the statement's row or NULLs. Its writes all read `clock`, which has a row only
     when the call is admitted in the workspace %(ws)s names."""
     return _in_front(f"{CTES}, admission AS ({ADMISSION})", sql, final)
@@ -253,8 +249,7 @@ def carrying_counted(sql: str, final: str) -> str:
 
 
 def _in_front(gate: str, sql: str, final: str) -> str:
-    assert sql.startswith(CLOCK) and sql.endswith(final), "a statement the gate can ride on"
-    ctes = sql[len(CLOCK) : -len(final)].strip()
+    ctes = ctes_of(sql, final)
     return (
         f"WITH {' '.join(gate.split())}, "  # noqa: S608 (statements of this code)
         "clock AS (SELECT COALESCE(%(now)s::timestamptz, statement_timestamp()) AS now FROM admission "
