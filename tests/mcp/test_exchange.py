@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from django.test import override_settings
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
 from tests.mcp.harness import ACCEPT, PROTOCOL, agent_token, in_process
 from weft.mcp import exchange
@@ -39,6 +40,37 @@ CASES: list[tuple[str, Any, dict[str, str], bool]] = [
     ("a NUL byte", _call("create_task", {"title": "a\u0000b"}), {}, True),
     ("no name", {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {}}, {}, True),
     ("no params", {"jsonrpc": "2.0", "id": 3, "method": "tools/call"}, {}, True),
+    (
+        "a name not a string",
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": 5}},
+        {},
+        True,
+    ),
+    (
+        "arguments a list",
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "get_my_work", "arguments": [1]},
+        },
+        {},
+        True,
+    ),
+    (
+        "arguments null",
+        _call("get_my_work", None) | {"params": {"name": "get_my_work", "arguments": None}},
+        {},
+        True,
+    ),
+    (
+        "params with _meta",
+        _call("get_my_work", {})
+        | {"params": {"name": "get_my_work", "arguments": {}, "_meta": {"progressToken": 1}}},
+        {},
+        True,
+    ),
+    ("the oldest version", _call("get_my_work", {}), {"mcp-protocol-version": "2024-11-05"}, True),
     ("no version header", _call("get_task", {"id": 1}), {"mcp-protocol-version": ""}, True),
     ("an older version", _call("get_task", {"id": 1}), {"mcp-protocol-version": "2025-03-26"}, True),
     (
@@ -72,6 +104,30 @@ CASES: list[tuple[str, Any, dict[str, str], bool]] = [
 ]
 
 
+class _Chunked(bytes):
+    """A body sent in 64 KiB chunks with no Content-Length: its size is only known once read."""
+
+    async def chunks(self) -> Any:
+        for start in range(0, len(self), 65536):
+            yield bytes(self[start : start + 65536])
+
+
+def _padded(body: dict[str, Any], size: int) -> bytes:
+    """`body` as JSON of exactly `size` bytes (white space before the closing brace)."""
+    text = json.dumps(body).encode()
+    return text[:-1] + b" " * (size - len(text)) + b"}"
+
+
+def _plain(body: Any) -> bool:
+    params = body.get("params") if isinstance(body, dict) else None
+    return (
+        isinstance(params, dict)
+        and set(params) <= {"name", "arguments"}
+        and isinstance(params.get("name"), str)
+        and isinstance(params.get("arguments") or {}, dict)
+    )
+
+
 def _answers(token: str, counted: list[str]) -> list[tuple[int, dict[str, str], bytes]]:
     async def run() -> list[tuple[int, dict[str, str], bytes]]:
         out = []
@@ -98,20 +154,29 @@ def _answers(token: str, counted: list[str]) -> list[tuple[int, dict[str, str], 
 def test_the_exchange_answers_as_the_sdk_would(alice, ws_a, monkeypatch):
     token, _ = agent_token(alice, ws_a)
     taken: list[str] = []
+    kernel: list[str] = []
     current: list[str] = []
-    serve_one = exchange.serve_one
+    answer, serve_one = exchange._Exchange._answer, exchange.serve_one
 
     async def spied(*args: Any, **kwargs: Any) -> Any:
         taken.append(current[-1])
+        return await answer(*args, **kwargs)
+
+    async def spied_kernel(*args: Any, **kwargs: Any) -> Any:
+        kernel.append(current[-1])
         return await serve_one(*args, **kwargs)
 
-    monkeypatch.setattr(exchange, "serve_one", spied)
+    monkeypatch.setattr(exchange._Exchange, "_answer", spied)
+    monkeypatch.setattr(exchange, "serve_one", spied_kernel)
     with override_settings(WEFT_MCP_SINGLE_EXCHANGE=False):
         sdk = _answers(token, current)
     assert taken == [], "with the exchange off, no request may reach it"
     ours = _answers(token, current)
 
     assert taken == [what for what, _, _, fast in CASES if fast]
+    # A plain call (a name and arguments) skips the kernel's set-up; the others go through it.
+    assert kernel == [what for what, body, _, fast in CASES if fast and not _plain(body)]
+    assert len(kernel) < len(taken)
     for (what, *_), theirs, mine in zip(CASES, sdk, ours, strict=True):
         assert mine == theirs, what
     # The cases say something: the SDK answered them as expected (a JSON result, an error, a refusal).
@@ -130,6 +195,171 @@ def test_the_exchange_answers_as_the_sdk_would(alice, ws_a, monkeypatch):
         assert result["structuredContent"]["_next_action"].startswith(("Fix: ", "Next: ", "Wait: ")), extreme
 
 
+# Requests the exchange in front of the Starlette stack must leave to it: (what, token, headers,
+# path, body, answered by the exchange). The token is the test's live one unless named.
+LIMIT = DEFAULT_MAX_REQUEST_BODY_SIZE  # the SDK's request-body limit, which the stack applies
+FRONT: list[tuple[str, str, dict[str, str], str, Any, bool]] = [
+    ("a live token", "live", {}, "/api/mcp", _call("get_my_work", {}), True),
+    ("no token", "none", {}, "/api/mcp", _call("get_my_work", {}), False),
+    ("an unknown token", "unknown", {}, "/api/mcp", _call("get_my_work", {}), False),
+    ("an expired token", "expired", {}, "/api/mcp", _call("get_my_work", {}), False),
+    ("a token for another resource", "elsewhere", {}, "/api/mcp", _call("get_my_work", {}), False),
+    ("a token without the mcp scope", "unscoped", {}, "/api/mcp", _call("get_my_work", {}), False),
+    ("a Basic credential", "basic", {}, "/api/mcp", _call("get_my_work", {}), False),
+    ("a trailing slash", "live", {}, "/api/mcp/", _call("get_my_work", {}), False),
+    (
+        "an allowed Origin",
+        "live",
+        {"origin": "http://localhost:6274"},
+        "/api/mcp",
+        _call("get_my_work", {}),
+        True,
+    ),
+    (
+        "a foreign Origin",
+        "live",
+        {"origin": "https://evil.example"},
+        "/api/mcp",
+        _call("get_my_work", {}),
+        False,
+    ),
+    ("a body over the limit", "live", {}, "/api/mcp", b"{" + b" " * LIMIT + b"}", False),
+    ("a body at the limit", "live", {}, "/api/mcp", _padded(_call("get_my_work", {}), LIMIT), True),
+    (
+        "a chunked body over the limit",
+        "live",
+        {},
+        "/api/mcp",
+        _Chunked(_padded(_call("get_my_work", {}), LIMIT + 1)),
+        False,
+    ),
+    (
+        "a chunked body at the limit",
+        "live",
+        {},
+        "/api/mcp",
+        _Chunked(_padded(_call("get_my_work", {}), LIMIT)),
+        True,
+    ),
+    (
+        "initialize",
+        "live",
+        {},
+        "/api/mcp",
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": PROTOCOL,
+                "capabilities": {},
+                "clientInfo": {"name": "front", "version": "1"},
+            },
+        },
+        False,
+    ),
+    ("tools/list", "live", {}, "/api/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, False),
+]
+
+
+def _tokens(alice: Any, ws_a: Any) -> dict[str, str | None]:
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from oauth2_provider.models import AccessToken
+
+    live, _ = agent_token(alice, ws_a)
+    expired, _ = agent_token(alice, ws_a, name="Expired")
+    AccessToken.objects.filter(application__name="Expired").update(
+        expires=timezone.now() - timedelta(seconds=1)
+    )
+    elsewhere, _ = agent_token(alice, ws_a, resource=["https://elsewhere.example/api/mcp"], name="Elsewhere")
+    unscoped, _ = agent_token(alice, ws_a, scope="offline_access", name="Unscoped")
+    return {
+        "live": f"Bearer {live}",
+        "none": None,
+        "unknown": "Bearer not-a-token",
+        "expired": f"Bearer {expired}",
+        "elsewhere": f"Bearer {elsewhere}",
+        "unscoped": f"Bearer {unscoped}",
+        "basic": "Basic dXNlcjpwYXNz",
+    }
+
+
+def _front_answers(
+    tokens: dict[str, str | None], counted: list[str]
+) -> list[tuple[int, dict[str, str], bytes]]:
+    async def run() -> list[tuple[int, dict[str, str], bytes]]:
+        out = []
+        async with in_process() as client:
+            for what, token, extra, path, body, _ in FRONT:
+                headers = {
+                    "accept": ACCEPT,
+                    "content-type": "application/json",
+                    "mcp-protocol-version": PROTOCOL,
+                    "authorization": tokens[token] or "",
+                    **extra,
+                }
+                headers = {k: v for k, v in headers.items() if v}
+                content = body if isinstance(body, bytes) else json.dumps(body).encode()
+                if isinstance(body, _Chunked):
+                    content = body.chunks()
+                counted.append(what)
+                response = await client.post(path, content=content, headers=headers)
+                kept = {k: v for k, v in response.headers.items() if k not in {"date", "content-length"}}
+                out.append((response.status_code, kept, response.content))
+        return out
+
+    return asyncio.run(run())
+
+
+def test_the_exchange_ahead_of_the_middleware_leaves_the_rest_to_it(alice, ws_a, monkeypatch):
+    """Ahead of the Starlette stack, the exchange takes an authenticated call only: every other
+    request is answered by the stack as before (401, 403, 413, CORS, redirects), byte for byte."""
+    tokens = _tokens(alice, ws_a)
+    ahead: list[str] = []
+    current: list[str] = []
+    serve = exchange._Exchange.serve
+
+    async def spied(self: Any, scope: Any, receive: Any, send: Any, fallback: Any, body: Any = None) -> Any:
+        if body is not None:  # the exchange ahead of the stack hands over the body it read
+            ahead.append(current[-1])
+        return await serve(self, scope, receive, send, fallback, body)
+
+    monkeypatch.setattr(exchange._Exchange, "serve", spied)
+    with override_settings(WEFT_MCP_SINGLE_EXCHANGE=False):
+        sdk = _front_answers(tokens, current)
+    assert ahead == []
+    ours = _front_answers(tokens, current)
+
+    authenticated = {"a live token", "an allowed Origin", "a foreign Origin", "a body at the limit",
+                     "a chunked body at the limit", "initialize", "tools/list"}  # fmt: skip
+    assert ahead == [what for what, *_ in FRONT if what in authenticated]
+    for (what, *_), theirs, mine in zip(FRONT, sdk, ours, strict=True):
+        assert mine == theirs, what
+    statuses = {what: answer[0] for (what, *_), answer in zip(FRONT, sdk, strict=True)}
+    assert statuses == {
+        "a live token": 200,
+        "no token": 401,
+        "an unknown token": 401,
+        "an expired token": 401,
+        "a token for another resource": 401,
+        "a token without the mcp scope": 403,
+        "a Basic credential": 401,
+        "a trailing slash": 307,
+        "an allowed Origin": 200,
+        "a foreign Origin": 403,
+        "a body over the limit": 413,
+        "a body at the limit": 200,
+        "a chunked body over the limit": 413,
+        "a chunked body at the limit": 200,
+        "initialize": 200,
+        "tools/list": 200,
+    }
+    by_case = dict(zip(statuses, ours, strict=True))
+    assert by_case["an allowed Origin"][1]["access-control-allow-origin"] == "http://localhost:6274"
+
+
 @pytest.mark.parametrize("token", [None, "not-a-token"])
 def test_a_tools_call_without_a_live_token_is_refused_before_the_exchange(ws_a, monkeypatch, token):
     reached: list[object] = []
@@ -138,7 +368,7 @@ def test_a_tools_call_without_a_live_token_is_refused_before_the_exchange(ws_a, 
         reached.append(args)
         raise AssertionError("the exchange ran a call without a live token")
 
-    monkeypatch.setattr(exchange, "serve_one", spied)
+    monkeypatch.setattr(exchange._Exchange, "_answer", spied)
 
     async def run() -> Any:
         headers = {"accept": ACCEPT, "content-type": "application/json", "mcp-protocol-version": PROTOCOL}

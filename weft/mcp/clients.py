@@ -93,8 +93,10 @@ async def _remember(token: str, name: str, version: str) -> None:
         log.warning("could not store the MCP client's name and version", exc_info=True)
 
 
-async def _buffered(receive: Receive) -> tuple[list[Message], bytes | None]:
-    """The request's body messages, and the body when it stays within the SDK's limit."""
+async def buffered(
+    receive: Receive, limit: int = DEFAULT_MAX_REQUEST_BODY_SIZE
+) -> tuple[list[Message], bytes | None]:
+    """The request's body messages, and the body when it stays within `limit` (the SDK's)."""
     messages: list[Message] = []
     body = b""
     while True:
@@ -103,7 +105,7 @@ async def _buffered(receive: Receive) -> tuple[list[Message], bytes | None]:
         if message["type"] != "http.request":
             return messages, None
         body += message.get("body", b"")
-        if len(body) > DEFAULT_MAX_REQUEST_BODY_SIZE:
+        if len(body) > limit:
             return messages, None
         if not message.get("more_body"):
             return messages, body
@@ -115,7 +117,7 @@ def capturing_client_info(app: ASGIApp) -> ASGIApp:
         if token is None:
             await app(scope, receive, send)
             return
-        messages, body = await _buffered(receive)
+        messages, body = await buffered(receive)
         named = client_info(body) if body is not None else None
         if named is not None:
             await _remember(token, *named)

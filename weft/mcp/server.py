@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db import close_old_connections
 from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -35,7 +36,7 @@ from weft.errors import WeftError, invalid_argument
 from weft.hints import Hint, fix, render_text
 from weft.mcp import gate
 from weft.mcp.clients import capturing_client_info
-from weft.mcp.exchange import single_exchange
+from weft.mcp.exchange import ahead_of_middleware, single_exchange
 from weft.mcp.failures import answering_failures, failure_error
 from weft.mcp.fixes import corrected_call, field_name, parse_field, value_at
 from weft.mcp.schemas import compact, untitled
@@ -208,6 +209,8 @@ async def _riding(
 class WeftMCPServer(MCPServer):
     """MCPServer whose argument errors, unknown tools and crashes keep the hint contract."""
 
+    verifier: Any = None  # the token verifier it was built with (build_server)
+
     async def list_tools(self) -> list[Any]:
         """tools/list with untitled, compact schemas, and output schemas without the docstring every
         tool repeats: the list stays small in an agent's context (tests/issues/test_tool_list_size.py)."""
@@ -299,13 +302,14 @@ def _fix_for(tool: Any, arguments: dict[str, Any], errors: list[dict[str, Any]])
 def build_server() -> WeftMCPServer:
     from weft.mcp.verifier import ConnectionTokenVerifier
 
+    verifier = ConnectionTokenVerifier()
     server = WeftMCPServer(
         name="Weft",
         title="Weft task board",
         instructions=INSTRUCTIONS,
         website_url=settings.WEFT_BASE_URL,
         version="1.0.0",
-        token_verifier=ConnectionTokenVerifier(),
+        token_verifier=verifier,
         auth=AuthSettings(
             # Strings, not AnyHttpUrl(...): AuthSettings keeps a path-less issuer exact (no
             # trailing slash), which RFC 8414 issuer comparison needs.
@@ -327,6 +331,7 @@ def build_server() -> WeftMCPServer:
     register_board_tools(server, with_noop=os.environ.get("WEFT_MCP_BENCH_NOOP") == "1")
     register_hook_tools(server)
     register_issue_tools(server)
+    server.verifier = verifier
     return server
 
 
@@ -368,12 +373,22 @@ def mcp_asgi_app() -> ASGIApp:
             allowed_origins=list(settings.WEFT_MCP_ALLOWED_ORIGINS),
         ),
     )
-    # The agents' calls skip the SDK's per-request session transport (weft.mcp.exchange).
+    # The agents' calls skip the SDK's per-request session transport and, once their token is
+    # checked as the SDK checks it, the Starlette stack in front of it (weft.mcp.exchange).
+    exchange = None
     if settings.WEFT_MCP_SINGLE_EXCHANGE:
-        single_exchange(server.session_manager)
+        reads_context = any(tool.context_kwarg for tool in server._tool_manager.list_tools())
+        exchange = single_exchange(server.session_manager, tools_read_context=reads_context)
     if settings.WEFT_MCP_TEST_TOKEN:
         app = _with_test_token(app, settings.WEFT_MCP_TEST_TOKEN)
-    app = answering_failures(capturing_client_info(app))
+    app = capturing_client_info(app)
+    if exchange is not None:
+        # The backend the SDK's stack authenticates with (build_server's AuthSettings).
+        auth = server.settings.auth
+        assert auth is not None and auth.validate_token_resource
+        backend = BearerAuthBackend(server.verifier, resource_server_url=auth.resource_server_url)
+        app = ahead_of_middleware(app, exchange, backend, list(auth.required_scopes or []), MCP_PATH)
+    app = answering_failures(app)
     # Browser-based MCP clients: the same origins the transport security admits.
     return CORSMiddleware(
         app,
