@@ -262,6 +262,24 @@ def instance_from_row(model: type[models.Model], values: Sequence[Any]) -> Any:
     return instance
 
 
+def partial_instance(model: type[models.Model], values: dict[str, Any]) -> Any:
+    """An instance of `model` with only `values` (by attribute name) loaded and every other column
+    deferred, as `Model.from_db` leaves one given those columns alone, without `Model.__init__`'s
+    pass over every field. Reading a deferred column loads it, as on any deferred instance."""
+    attnames, _, direct = row_loading(model)
+    unknown = values.keys() - set(attnames)
+    if unknown:
+        raise ValueError(f"{model.__name__} has no columns {sorted(unknown)}")
+    if not direct or signals.pre_init.has_listeners(model) or signals.post_init.has_listeners(model):
+        names = [name for name in attnames if name in values]
+        return model.from_db(DEFAULT_DB_ALIAS, names, [values[name] for name in names])
+    instance = model.__new__(model)
+    state = instance._state = ModelState()
+    state.adding, state.db = False, DEFAULT_DB_ALIAS
+    instance.__dict__.update(values)
+    return instance
+
+
 # The class attributes under which a loaded value may go straight into the instance's __dict__:
 # setting them on a fresh instance does nothing else (a foreign key's id clears a cache still empty).
 _PLAIN_ATTRIBUTES = (DeferredAttribute, ForeignKeyDeferredAttribute)

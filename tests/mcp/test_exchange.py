@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from django.test import override_settings
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from tests.mcp.harness import ACCEPT, PROTOCOL, agent_token, in_process
 from weft.mcp import exchange
@@ -358,6 +359,12 @@ def test_the_exchange_ahead_of_the_middleware_leaves_the_rest_to_it(alice, ws_a,
     }
     by_case = dict(zip(statuses, ours, strict=True))
     assert by_case["an allowed Origin"][1]["access-control-allow-origin"] == "http://localhost:6274"
+
+
+def test_text_results_are_written_directly_for_every_handshake_version():
+    """The direct dump of a text result matches the SDK's for every version an agent may speak, so
+    no version falls back to the SDK's dump and validation unnoticed."""
+    assert exchange._text_result_versions() == set(HANDSHAKE_PROTOCOL_VERSIONS)
 
 
 @pytest.mark.parametrize("token", [None, "not-a-token"])

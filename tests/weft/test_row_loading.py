@@ -10,7 +10,7 @@ from django.db.models import signals
 
 from accounts.models import AgentConnection, Plan, Usage, Workspace
 from boards.models import Board, InboxItem, Report, Run, Task
-from weft.events import instance_from_row, row_loading
+from weft.events import instance_from_row, partial_instance, row_loading
 from weft.models import Event
 
 pytestmark = pytest.mark.django_db
@@ -44,6 +44,38 @@ def test_the_instance_is_the_one_the_orm_loads(ws_a: Workspace, agent: AgentConn
         if isinstance(built, Task):
             assert built.board == board
             assert built._state.fields_cache["board"] is built.board
+
+
+def test_a_partial_instance_is_the_one_the_orm_loads_with_those_columns(
+    ws_a: Workspace, agent: AgentConnection
+) -> None:
+    values = {"id": agent.pk, "workspace_id": ws_a.pk}
+    orm = AgentConnection.from_db("default", list(values), list(values.values()))
+    built = partial_instance(AgentConnection, values)
+    assert type(built) is AgentConnection
+    assert not built._state.adding and built._state.db == "default"
+    assert {k: v for k, v in vars(built).items() if k != "_state"} == {
+        k: v for k, v in vars(orm).items() if k != "_state"
+    }
+    assert built.get_deferred_fields() == orm.get_deferred_fields()
+    assert "name" in built.get_deferred_fields()
+    assert built.name == agent.name  # a deferred column loads as on any deferred instance
+    with pytest.raises(ValueError, match="no columns"):
+        partial_instance(AgentConnection, {"id": agent.pk, "nickname": "x"})
+
+
+def test_a_listener_on_init_sees_a_partial_instance_too(ws_a: Workspace, agent: AgentConnection) -> None:
+    seen: list[Any] = []
+
+    def listener(sender: Any, instance: Any, **kwargs: Any) -> None:
+        seen.append(instance)
+
+    signals.post_init.connect(listener, sender=AgentConnection)
+    try:
+        built = partial_instance(AgentConnection, {"id": agent.pk, "workspace_id": ws_a.pk})
+    finally:
+        signals.post_init.disconnect(listener, sender=AgentConnection)
+    assert seen == [built]
 
 
 def test_a_listener_on_init_sees_every_instance(ws_a: Workspace) -> None:

@@ -40,13 +40,13 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
+from mcp.types import CallToolResult, TextContent
 from mcp_types import (
     DEFAULT_NEGOTIATED_VERSION,
     INTERNAL_ERROR,
     ErrorData,
     JSONRPCError,
     JSONRPCRequest,
-    JSONRPCResponse,
 )
 from mcp_types.methods import serialize_server_result
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
@@ -189,6 +189,7 @@ class _Exchange:
         self.plain = _TOOLS_CALL not in kernel.cache_hints and all(
             isinstance(layer, RequestStateBoundary) for layer in kernel.middleware
         )
+        self.text_results = _text_result_versions()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.serve(scope, receive, send, self.fallback)
@@ -210,11 +211,10 @@ class _Exchange:
         if message is None:
             return await fallback(scope, _replaying(body, receive), send)
         answer = await self._answer(request, message, version or DEFAULT_NEGOTIATED_VERSION)
-        await Response(
-            answer.model_dump_json(by_alias=True, exclude_unset=True),
-            status_code=200,
-            headers={"Content-Type": _JSON},
-        )(scope, receive, send)
+        content = (
+            answer if isinstance(answer, bytes) else answer.model_dump_json(by_alias=True, exclude_unset=True)
+        )
+        await Response(content, status_code=200, headers={"Content-Type": _JSON})(scope, receive, send)
 
     def _eligible(self, scope: Scope, version: str | None) -> bool:
         manager = self.manager
@@ -238,10 +238,10 @@ class _Exchange:
         parts = [part.strip() for part in content_type.split(";")[0].split(",")]
         return has_json and _JSON in parts
 
-    async def _answer(
-        self, request: Request, message: JSONRPCRequest, version: str
-    ) -> JSONRPCResponse | JSONRPCError:
-        """The request run through the SDK's kernel; its exceptions mapped as its dispatcher maps them."""
+    async def _answer(self, request: Request, message: JSONRPCRequest, version: str) -> JSONRPCError | bytes:
+        """The request run through the SDK's kernel; its exceptions mapped as its dispatcher maps them.
+        A result is the JSON-RPC response's bytes, as JSONRPCResponse writes them (the same keys in
+        the same order, the same serializer) without validating the result once more."""
         try:
             result = await self._plain_call(message.params, version)
             if result is None:
@@ -252,7 +252,7 @@ class _Exchange:
                 log.exception("handler for %r raised", message.method)
                 error = ErrorData(code=0, message=str(exc))
             return JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
-        return JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
+        return pydantic_core.to_json({"jsonrpc": "2.0", "id": message.id, "result": result})
 
     async def _plain_call(self, params: Any, version: str) -> dict[str, Any] | None:
         """A plain call (a tool's name and arguments, nothing else) as the kernel answers it, without
@@ -278,6 +278,10 @@ class _Exchange:
         result = await entry.handler(cast(Any, None), typed)
         if isinstance(result, ErrorData):
             raise MCPError.from_error_data(result)
+        if version in self.text_results:
+            wire = _text_result(result)
+            if wire is not None:
+                return wire
         if isinstance(result, BaseModel):
             dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         else:
@@ -305,6 +309,48 @@ class _Exchange:
             connection=connection,
             lifespan_state=getattr(self.manager, "_lifespan_state", None),
         )
+
+
+def _text_result(result: Any) -> dict[str, Any] | None:
+    """A tool result of text blocks (and structured content) as the protocol's CallToolResult dumps
+    it, built directly: the fields in the surface model's order, None left out. None for any other
+    result (metadata, annotations, other content), which takes the SDK's dump and validation."""
+    if type(result) is not CallToolResult or result.meta is not None or result.result_type != "complete":
+        return None
+    blocks = []
+    for block in result.content:
+        if type(block) is not TextContent or block.annotations is not None or block.meta is not None:
+            return None
+        blocks.append({"text": block.text, "type": "text"})
+    wire: dict[str, Any] = {"content": blocks, "isError": result.is_error}
+    if result.structured_content is not None:
+        wire["structuredContent"] = result.structured_content
+    return wire
+
+
+def _text_result_versions() -> frozenset[str]:
+    """The protocol versions whose CallToolResult dump `_text_result` gives, key for key and in
+    order, for results of each shape it builds; for any other version the SDK's dump runs."""
+    probes = [
+        CallToolResult(content=[TextContent(type="text", text="probe")]),
+        CallToolResult(
+            content=[TextContent(type="text", text="a"), TextContent(type="text", text="b")],
+            structured_content={"a": [1, None, "x"], "b": {"c": 1.5}, "d": None},
+            is_error=True,
+        ),
+    ]
+    versions = set()
+    for version in HANDSHAKE_PROTOCOL_VERSIONS:
+        sdk = [
+            serialize_server_result(
+                _TOOLS_CALL, version, probe.model_dump(by_alias=True, mode="json", exclude_none=True)
+            )
+            for probe in probes
+        ]
+        ours = [pydantic_core.to_json(_text_result(probe)) for probe in probes]
+        if ours == [pydantic_core.to_json(dump) for dump in sdk]:
+            versions.add(version)
+    return frozenset(versions)
 
 
 def _version(scope: Scope) -> str | None:

@@ -33,6 +33,7 @@ from accounts.models import AgentConnection
 from boards.limits import nul_path, without_nul
 from weft import apool
 from weft.errors import WeftError, invalid_argument
+from weft.events import partial_instance
 from weft.hints import Hint, fix, render_text
 from weft.mcp import gate
 from weft.mcp.clients import capturing_client_info
@@ -193,7 +194,7 @@ async def _riding(
     """`fast`'s answer with the gate riding on its first statement, and the admitted connection.
     Whatever `fast` answers or raises, the gate's refusal comes first: a refused call's statement
     changed nothing but the meter."""
-    given = AgentConnection(pk=connection_id, workspace_id=workspace_id)
+    given = partial_instance(AgentConnection, {"id": connection_id, "workspace_id": workspace_id})
     rider = gate.Riding(given)
     token = apool.riding.set(rider)
     try:
