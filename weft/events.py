@@ -252,14 +252,9 @@ def instance_from_row(model: type[models.Model], values: Sequence[Any]) -> Any:
     for at, field in converting:
         if not (isinstance(field, models.JSONField) and not isinstance(loaded[at], str)):
             loaded[at] = field.from_db_value(loaded[at], None, connection)
-    if not direct or signals.pre_init.has_listeners(model) or signals.post_init.has_listeners(model):
+    if not _fillable(model, direct):
         return model.from_db(DEFAULT_DB_ALIAS, attnames, loaded)
-    # What Model.__init__ and from_db leave on a fresh instance, without a setattr per column.
-    instance = model.__new__(model)
-    state = instance._state = ModelState()
-    state.adding, state.db = False, DEFAULT_DB_ALIAS
-    instance.__dict__.update(zip(attnames, loaded, strict=True))
-    return instance
+    return _filled(model, zip(attnames, loaded, strict=True))
 
 
 def partial_instance(model: type[models.Model], values: dict[str, Any]) -> Any:
@@ -270,9 +265,19 @@ def partial_instance(model: type[models.Model], values: dict[str, Any]) -> Any:
     unknown = values.keys() - set(attnames)
     if unknown:
         raise ValueError(f"{model.__name__} has no columns {sorted(unknown)}")
-    if not direct or signals.pre_init.has_listeners(model) or signals.post_init.has_listeners(model):
+    if not _fillable(model, direct):
         names = [name for name in attnames if name in values]
         return model.from_db(DEFAULT_DB_ALIAS, names, [values[name] for name in names])
+    return _filled(model, values.items())
+
+
+def _fillable(model: type[models.Model], direct: bool) -> bool:
+    """Whether an instance may be filled directly: `row_loading` says so and no init listener waits."""
+    return direct and not (signals.pre_init.has_listeners(model) or signals.post_init.has_listeners(model))
+
+
+def _filled(model: type[models.Model], values: Iterable[tuple[str, Any]]) -> Any:
+    """What Model.__init__ and from_db leave on a fresh instance, without a setattr per column."""
     instance = model.__new__(model)
     state = instance._state = ModelState()
     state.adding, state.db = False, DEFAULT_DB_ALIAS

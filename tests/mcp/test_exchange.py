@@ -361,6 +361,38 @@ def test_the_exchange_ahead_of_the_middleware_leaves_the_rest_to_it(alice, ws_a,
     assert by_case["an allowed Origin"][1]["access-control-allow-origin"] == "http://localhost:6274"
 
 
+def test_the_exchange_ahead_of_the_stack_gets_the_body_then_the_rest_of_the_stream():
+    """The body read whole goes to the exchange as `body`; its receive then gives what follows the
+    body on the stream (here a disconnect), not the body's chunks a second time."""
+    from starlette.authentication import AuthCredentials, SimpleUser
+
+    stream: list[dict[str, Any]] = [
+        {"type": "http.request", "body": b'{"a"', "more_body": True},
+        {"type": "http.request", "body": b": 1}", "more_body": False},
+        {"type": "http.disconnect"},
+    ]
+    got: dict[str, Any] = {}
+
+    async def receive() -> dict[str, Any]:
+        return stream.pop(0)
+
+    class Exchange:
+        limit = 100
+
+        async def serve(self, scope: Any, receive: Any, send: Any, fallback: Any, body: Any = None) -> None:
+            got["body"], got["next"] = body, await receive()
+
+    class Backend:
+        async def authenticate(self, conn: Any) -> Any:
+            return AuthCredentials(["mcp"]), SimpleUser("agent")
+
+    front = exchange.AheadOfMiddleware(None, Exchange(), Backend(), ["mcp"], "/api/mcp")  # type: ignore[arg-type]
+    headers = [(b"authorization", b"Bearer t")]
+    scope = {"type": "http", "method": "POST", "path": "/api/mcp", "headers": headers}
+    asyncio.run(front(scope, receive, None))  # type: ignore[arg-type]
+    assert got == {"body": b'{"a": 1}', "next": {"type": "http.disconnect"}}
+
+
 def test_text_results_are_written_directly_for_every_handshake_version():
     """The direct dump of a text result matches the SDK's for every version an agent may speak, so
     no version falls back to the SDK's dump and validation unnoticed."""

@@ -71,25 +71,16 @@ def single_exchange(manager: StreamableHTTPSessionManager, *, tools_read_context
     """Serve `manager`'s stateless JSON `tools/call` requests as one exchange (see above).
 
     Goes inside the manager's request-body limit, in front of its own handling, which gets
-    every request this one does not take; `ahead_of_middleware` puts it in front of the rest too.
+    every request this one does not take; `AheadOfMiddleware` puts it in front of the rest too.
     `tools_read_context`: a tool takes the request's Context, so every call needs the kernel's.
     """
     limit = manager.asgi_app
-    exchange = _Exchange(manager, limit.app, limit.max_body_size)
-    exchange.plain = exchange.plain and not tools_read_context
+    exchange = _Exchange(manager, limit.app, limit.max_body_size, tools_read_context=tools_read_context)
     limit.app = exchange
     return exchange
 
 
-def ahead_of_middleware(
-    app: ASGIApp, exchange: _Exchange, backend: BearerAuthBackend, required_scopes: list[str], path: str
-) -> ASGIApp:
-    """`app` — the SDK's Starlette application and what wraps it — with `exchange` in front of it
-    for an authenticated `tools/call` at `path` (see `_AheadOfMiddleware`)."""
-    return _AheadOfMiddleware(app, exchange, backend, required_scopes, path)
-
-
-class _AheadOfMiddleware:
+class AheadOfMiddleware:
     """An agent's `tools/call` answered before the SDK's Starlette stack (its error and exception
     middleware, authentication, the auth context, the router, the scope check and the body limit).
 
@@ -128,13 +119,13 @@ class _AheadOfMiddleware:
         if credentials is None or not all(s in credentials[0].scopes for s in self.required_scopes):
             return await self.app(scope, receive, send)
         messages, body = await buffered(receive, self.limit)
-        replay = _replaying_all(messages, receive)
         if body is None:
-            return await self.app(scope, replay, send)
+            return await self.app(scope, _replaying_all(messages, receive), send)
         scope["auth"], scope["user"] = credentials
         token = auth_context_var.set(credentials[1])
         try:
-            await self.exchange.serve(scope, replay, send, self.app, body)
+            # The body read whole; what follows it on the stream (a disconnect) still comes from `receive`.
+            await self.exchange.serve(scope, receive, send, self.app, body)
         finally:
             auth_context_var.reset(token)
 
@@ -179,15 +170,24 @@ class _Context:
 
 
 class _Exchange:
-    def __init__(self, manager: StreamableHTTPSessionManager, fallback: ASGIApp, limit: int) -> None:
+    def __init__(
+        self,
+        manager: StreamableHTTPSessionManager,
+        fallback: ASGIApp,
+        limit: int,
+        *,
+        tools_read_context: bool,
+    ) -> None:
         self.manager = manager
         self.fallback = fallback
         self.limit = limit  # the request-body limit the exchange sits inside
         self.security = TransportSecurityMiddleware(manager.security_settings)
         kernel = manager.app
         # A plain call may skip the kernel's set-up only while it would add nothing (`_plain_call`).
-        self.plain = _TOOLS_CALL not in kernel.cache_hints and all(
-            isinstance(layer, RequestStateBoundary) for layer in kernel.middleware
+        self.plain = (
+            not tools_read_context
+            and _TOOLS_CALL not in kernel.cache_hints
+            and all(isinstance(layer, RequestStateBoundary) for layer in kernel.middleware)
         )
         self.text_results = _text_result_versions()
 
@@ -200,11 +200,12 @@ class _Exchange:
         """Answer a `tools/call` here, hand anything else to `fallback` (with the body, when given or
         read here, replayed)."""
         version = _version(scope)
+        unread = receive if body is None else _replaying(body, receive)
         if not self._eligible(scope, version):
-            return await fallback(scope, _replaying(body, receive) if body is not None else receive, send)
+            return await fallback(scope, unread, send)
         request = Request(scope, receive)
         if not await self._admissible(request):
-            return await fallback(scope, _replaying(body, receive) if body is not None else receive, send)
+            return await fallback(scope, unread, send)
         if body is None:
             body = await request.body()
         message = _tools_call(body)
@@ -383,13 +384,4 @@ def _replaying_all(messages: list[Message], receive: Receive) -> Receive:
 
 def _replaying(body: bytes, receive: Receive) -> Receive:
     """`receive` with the body this module already read handed out once more first."""
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
+    return _replaying_all([{"type": "http.request", "body": body, "more_body": False}], receive)

@@ -37,7 +37,7 @@ from weft.events import partial_instance
 from weft.hints import Hint, fix, render_text
 from weft.mcp import gate
 from weft.mcp.clients import capturing_client_info
-from weft.mcp.exchange import ahead_of_middleware, single_exchange
+from weft.mcp.exchange import AheadOfMiddleware, single_exchange
 from weft.mcp.failures import answering_failures, failure_error
 from weft.mcp.fixes import corrected_call, field_name, parse_field, value_at
 from weft.mcp.schemas import compact, untitled
@@ -388,7 +388,7 @@ def mcp_asgi_app() -> ASGIApp:
         auth = server.settings.auth
         assert auth is not None and auth.validate_token_resource
         backend = BearerAuthBackend(server.verifier, resource_server_url=auth.resource_server_url)
-        app = ahead_of_middleware(app, exchange, backend, list(auth.required_scopes or []), MCP_PATH)
+        app = AheadOfMiddleware(app, exchange, backend, list(auth.required_scopes or []), MCP_PATH)
     app = answering_failures(app)
     # Browser-based MCP clients: the same origins the transport security admits.
     return CORSMiddleware(
