@@ -23,7 +23,6 @@ import hashlib
 import json
 import uuid
 from contextlib import nullcontext
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
@@ -36,8 +35,9 @@ from django.db.models import Model
 from boards import attention, clock, lease
 from boards.models import Column, InboxItem, InboxKind, InboxState, Report, Run, Task
 from boards.services.common import LEASE_TOKEN_SALT, token_hash
+from boards.services.fast_rows import CLAIM_FINAL, COMPLETE_FINAL, Completed, claimed_row, completed_from
 from weft import apool
-from weft.events import instance_from_row, schedule_relay
+from weft.events import schedule_relay
 from weft.relay_loop import relay_soon
 
 _DATABASE_CLOCK = clock.db_now
@@ -87,10 +87,6 @@ def _name(column: str) -> str:
 _RESERVED = frozenset({"column", "order", "user", "group", "end", "default", "check", "references"})
 
 
-def _width(model: type[Model]) -> int:
-    return len(model._meta.concrete_fields)
-
-
 def _one_row(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
     """Run one statement. On its own it is its own transaction; inside a caller's (startNext), a
     savepoint keeps a refusal by the database (the unique live-run index) from aborting it."""
@@ -117,12 +113,6 @@ def _iso(expr: str) -> str:
 _TOKEN_HASH = (
     "encode(sha256(convert_to(encode(sha256(%(opad)s || sha256(%(ipad)s || convert_to("
     "%(run_id)s::text || ':' || task.epoch::text, 'UTF8'))), 'hex'), 'UTF8')), 'hex')"
-)
-
-# The statements' last SELECTs: the gate riding on one puts it after its own (weft.mcp.gate).
-CLAIM_FINAL = "SELECT task.*, run.* FROM task, run"
-COMPLETE_FINAL = (
-    "SELECT run.*, task.*, report.*, item.* FROM run CROSS JOIN task CROSS JOIN report LEFT JOIN item ON true"
 )
 
 # The rules' constants as the statements spell them.
@@ -238,13 +228,6 @@ def _claim_of(*, workspace_id: int, task_id: Any, connection_id: int) -> dict[st
     )
 
 
-def claimed_row(row: tuple[Any, ...]) -> tuple[Task, Run]:
-    task = instance_from_row(Task, row)
-    run = instance_from_row(Run, row[_width(Task) :])
-    run.task = task
-    return task, run
-
-
 COMPLETE_SQL = f"""
 {apool.CLOCK}
 run AS (
@@ -310,14 +293,6 @@ def one_line(sql: str) -> str:
 CLAIM_SQL, COMPLETE_SQL = one_line(CLAIM_SQL), one_line(COMPLETE_SQL)
 
 
-@dataclass(frozen=True)
-class Completed:
-    run: Run
-    task: Task
-    report: Report
-    item: InboxItem | None
-
-
 def _complete_params(
     *,
     workspace_id: int,
@@ -352,10 +327,10 @@ def complete(
     verification of a task without checks gives (`verification`, `passed`: never False)."""
     params = completion_of(workspace_id, run_id, lease_token, outcome, next_step, lists)
     row = _one_row(COMPLETE_SQL, params) if params is not None else None
-    if row is None:
+    if params is None or row is None:
         return None
     schedule_relay()
-    return completed_from(row)
+    return completed_from(row, params, lists)
 
 
 async def complete_in_loop(
@@ -364,10 +339,10 @@ async def complete_in_loop(
     """`complete` from the event loop, on its own pool (weft.apool): no thread, the same statement."""
     params = completion_of(workspace_id, run_id, lease_token, outcome, next_step, lists)
     row = await apool.fetch_action(COMPLETE_SQL, params, final=COMPLETE_FINAL) if params is not None else None
-    if row is None:
+    if params is None or row is None:
         return None
     relay_soon()
-    return completed_from(row)
+    return completed_from(row, params, lists)
 
 
 def completion_of(
@@ -386,20 +361,3 @@ def completion_of(
         next_step=next_step,
         lists=lists,
     )
-
-
-def completed_width() -> int:
-    """The columns of COMPLETE_FINAL's row."""
-    return _width(Run) + 2 + _width(Task) + _width(Report) + _width(InboxItem)
-
-
-def completed_from(row: tuple[Any, ...]) -> Completed:
-    at = _width(Run) + 2
-    run = instance_from_row(Run, row)
-    task = instance_from_row(Task, row[at:])
-    at += _width(Task)
-    report = instance_from_row(Report, row[at:])
-    at += _width(Report)
-    item = instance_from_row(InboxItem, row[at:]) if row[at] is not None else None
-    run.task = task
-    return Completed(run=run, task=task, report=report, item=item)

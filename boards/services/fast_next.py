@@ -21,14 +21,19 @@ from boards.models import Column, Run, Task
 from boards.services import fast
 from boards.services.fast import (
     BY_ID_CHECKS,
-    CLAIM_FINAL,
     CLAIM_SQL,
-    COMPLETE_FINAL,
     COMPLETE_SQL,
     LIVE_IN,
     claim_params,
-    claimed_row,
     one_line,
+)
+from boards.services.fast_rows import (
+    CLAIM_FINAL,
+    COMPLETE_FINAL,
+    Completed,
+    claimed_row,
+    completed_from,
+    completed_width,
 )
 from weft import apool
 from weft.relay_loop import relay_soon
@@ -164,10 +169,15 @@ def _claim_after_completion() -> str:
     )
 
 
-COMPLETE_NEXT_FINAL = (  # the completion's row, the claim's count, the claim's row
-    "SELECT run.*, task.*, report.*, item.*, second.counted, second.used, next_task.*, next_run.* "
-    "FROM run CROSS JOIN task CROSS JOIN report LEFT JOIN item ON true LEFT JOIN second ON true "
-    "LEFT JOIN next_task ON true LEFT JOIN next_run ON true"
+# The completion's row (COMPLETE_FINAL's), the claim's count, the claim's row.
+COMPLETE_NEXT_FINAL = _swap(
+    _swap(
+        COMPLETE_FINAL,
+        "item.estimated_minutes FROM run",
+        "item.estimated_minutes, second.counted, second.used, next_task.*, next_run.* FROM run",
+    ),
+    "LEFT JOIN item ON true",
+    "LEFT JOIN item ON true LEFT JOIN second ON true LEFT JOIN next_task ON true LEFT JOIN next_run ON true",
 )
 
 
@@ -183,7 +193,7 @@ def _complete_next_sql() -> str:
 
 
 COMPLETE_NEXT_SQL = _complete_next_sql()
-_COMPLETION_WIDTH = fast.completed_width()
+_COMPLETION_WIDTH = completed_width()
 
 
 async def complete_next_in_loop(
@@ -195,7 +205,7 @@ async def complete_next_in_loop(
     outcome: str,
     next_step: str,
     lists: dict[str, Any],
-) -> tuple[fast.Completed, NextPick] | Literal[False] | None:
+) -> tuple[Completed, NextPick] | Literal[False] | None:
     """complete_task with startNext as one statement (COMPLETE_NEXT_SQL), the call's gate riding
     on it: the completion and startNext's pick. None: the completion is not the common one and
     nothing changed but the meter (as `fast.complete_in_loop`). False: the statement could not run
@@ -213,4 +223,5 @@ async def complete_next_in_loop(
     relay_soon()
     counted, used, *claim = row[_COMPLETION_WIDTH:]
     claimed = claimed_row(tuple(claim)) if claim[0] is not None else None
-    return fast.completed_from(row), NextPick(admitted=bool(counted), used=used, claimed=claimed)
+    completed = completed_from(row, params, lists)
+    return completed, NextPick(admitted=bool(counted), used=used, claimed=claimed)

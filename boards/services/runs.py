@@ -38,6 +38,7 @@ from boards.services.common import (
     run_for_write,
     within_limits,
 )
+from boards.services.fast_rows import Completed
 from boards.services.next_task import next_claim_picked, task_claim_next, task_claim_next_in_loop
 from weft.events import emit
 from weft.hints import Hint, next_, wait
@@ -286,7 +287,7 @@ def _fast_report(outcome: str, next_step: str, given: dict[str, Any]) -> dict[st
     return {"outcome": outcome, "next_step": next_step, "lists": lists}
 
 
-def _completed_result(done: fast.Completed) -> CompleteResult:
+def _completed_result(done: Completed) -> CompleteResult:
     hint = _completed_hint(done.task, done.item)
     return CompleteResult(run=done.run, task=done.task, report=done.report, inbox_item=done.item, hint=hint)
 
