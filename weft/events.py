@@ -262,7 +262,7 @@ def partial_instance(model: type[models.Model], values: dict[str, Any]) -> Any:
     deferred, as `Model.from_db` leaves one given those columns alone, without `Model.__init__`'s
     pass over every field. Reading a deferred column loads it, as on any deferred instance."""
     attnames, _, direct = row_loading(model)
-    unknown = values.keys() - set(attnames)
+    unknown = values.keys() - _columns(model)
     if unknown:
         raise ValueError(f"{model.__name__} has no columns {sorted(unknown)}")
     if not _fillable(model, direct):
@@ -271,9 +271,19 @@ def partial_instance(model: type[models.Model], values: dict[str, Any]) -> Any:
     return _filled(model, values.items())
 
 
+@cache
+def _columns(model: type[models.Model]) -> frozenset[str]:
+    return frozenset(row_loading(model)[0])
+
+
 def _fillable(model: type[models.Model], direct: bool) -> bool:
-    """Whether an instance may be filled directly: `row_loading` says so and no init listener waits."""
-    return direct and not (signals.pre_init.has_listeners(model) or signals.post_init.has_listeners(model))
+    """Whether an instance may be filled directly: `row_loading` says so and no init listener waits
+    (looked up per model only while some init listener is connected at all)."""
+    if not direct:
+        return False
+    if not (signals.pre_init.receivers or signals.post_init.receivers):
+        return True
+    return not (signals.pre_init.has_listeners(model) or signals.post_init.has_listeners(model))
 
 
 def _filled(model: type[models.Model], values: Iterable[tuple[str, Any]]) -> Any:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from functools import cache
 from typing import Any
 
+from django.conf import settings
 from django.db.models import (
     Case,
     Count,
@@ -22,7 +25,6 @@ from django.db.models import (
     Value,
     When,
 )
-from django.utils.crypto import salted_hmac
 
 from accounts.models import Seat, Workspace
 from boards import attention as attention_rules
@@ -48,7 +50,13 @@ def lease_token_for(*, run_id: uuid.UUID, epoch: int) -> str:
     again). Lowercase hex, so it never reads as a placeholder inside a hint. Rotating
     SECRET_KEY ends every live lease (lease_lost; start_task gets the run back).
     """
-    return salted_hmac(LEASE_TOKEN_SALT, f"{run_id}:{epoch}", algorithm="sha256").hexdigest()
+    return hmac.digest(lease_key(settings.SECRET_KEY), f"{run_id}:{epoch}".encode(), "sha256").hex()
+
+
+@cache
+def lease_key(secret: str) -> bytes:
+    """The lease tokens' HMAC key: Django's `salted_hmac` key for LEASE_TOKEN_SALT, derived once."""
+    return hashlib.sha256(LEASE_TOKEN_SALT.encode() + secret.encode()).digest()
 
 
 def token_hash(token: str) -> str:

@@ -19,7 +19,6 @@ statement computes its hash from the HMAC pads of the derived key, since only it
 
 from __future__ import annotations
 
-import hashlib
 import json
 import uuid
 from contextlib import nullcontext
@@ -34,7 +33,7 @@ from django.db.models import Model
 
 from boards import attention, clock, lease
 from boards.models import Column, InboxItem, InboxKind, InboxState, Report, Run, Task
-from boards.services.common import LEASE_TOKEN_SALT, token_hash
+from boards.services.common import lease_key, token_hash
 from boards.services.fast_rows import CLAIM_FINAL, COMPLETE_FINAL, Completed, claimed_row, completed_from
 from weft import apool
 from weft.events import schedule_relay
@@ -98,8 +97,8 @@ def _one_row(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
 
 @cache
 def _pads(secret: str) -> tuple[bytes, bytes]:
-    """HMAC-SHA256's inner and outer pads of salted_hmac's derived key (`lease_token_for`)."""
-    key = hashlib.sha256(LEASE_TOKEN_SALT.encode() + secret.encode()).digest().ljust(64, b"\0")
+    """HMAC-SHA256's inner and outer pads of the lease tokens' key (`lease_token_for`)."""
+    key = lease_key(secret).ljust(64, b"\0")
     return bytes(b ^ 0x36 for b in key), bytes(b ^ 0x5C for b in key)
 
 

@@ -1673,3 +1673,20 @@ def test_a_sweep_batch_is_filled_with_live_runs_only(agent, make_task):
     Run.objects.filter(pk=live.run.pk).update(lease_expires_at=clock.db_now() - timedelta(minutes=1))
     assert lease_sweep(batch=2) == 1
     assert Run.objects.get(pk=live.run.pk).state == "stale"
+
+
+def test_a_lease_token_is_the_salted_hmac_of_its_run_and_epoch_under_the_current_key(settings) -> None:
+    """Tokens handed out before stay valid: the token is Django's salted HMAC, whatever computes it,
+    and a new SECRET_KEY gives new tokens (it ends every live lease)."""
+    import uuid
+
+    from django.utils.crypto import salted_hmac
+
+    from boards.services.common import LEASE_TOKEN_SALT
+
+    run_id = uuid.UUID("12345678-1234-5678-1234-567812345678")
+    for secret in ("one key", "another key"):
+        settings.SECRET_KEY = secret
+        for epoch in (1, 2, 2**31):
+            expected = salted_hmac(LEASE_TOKEN_SALT, f"{run_id}:{epoch}", algorithm="sha256").hexdigest()
+            assert lease_token_for(run_id=run_id, epoch=epoch) == expected

@@ -420,3 +420,26 @@ def test_a_tools_call_without_a_live_token_is_refused_before_the_exchange(ws_a, 
     assert response.status_code == 401
     assert response.headers["www-authenticate"].startswith("Bearer ")
     assert reached == []
+
+
+def test_the_fronts_token_backend_remembers_each_resources_answer_apart() -> None:
+    from pydantic import AnyHttpUrl
+
+    from weft.mcp.server import _TokenBackend
+
+    backend = _TokenBackend(None, resource_server_url=AnyHttpUrl("https://weft.example/api/mcp"))
+    answers = {
+        "https://weft.example/api/mcp": True,
+        "https://WEFT.example:443/api/mcp/": True,
+        "https://elsewhere.example/api/mcp": False,
+        "https://weft.example/api/other": False,
+        "not a url": False,
+        None: False,
+    }
+    for _ in range(2):  # worked out, then remembered: the same answers in either order
+        for resource, issued in [*answers.items(), *reversed(answers.items())]:
+            assert backend._issued_for_this_resource(resource) is issued, resource
+    for i in range(2 * _TokenBackend.RESOURCES):
+        assert backend._issued_for_this_resource(f"https://other-{i}.example/api/mcp") is False
+    assert len(backend._issued) == _TokenBackend.RESOURCES
+    assert backend._issued_for_this_resource("https://weft.example/api/mcp/") is True

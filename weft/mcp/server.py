@@ -207,6 +207,25 @@ async def _riding(
     return await rider.admit(), done
 
 
+class _TokenBackend(BearerAuthBackend):
+    """The SDK's Bearer backend, its check of a token's resource remembered per resource: the
+    check parses both URLs on every request, and a server's tokens name a handful of resources."""
+
+    RESOURCES = 64
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._issued: dict[str | None, bool] = {}
+
+    def _issued_for_this_resource(self, resource: str | None) -> bool:
+        issued = self._issued.get(resource)
+        if issued is None:
+            issued = super()._issued_for_this_resource(resource)
+            if len(self._issued) < self.RESOURCES:
+                self._issued[resource] = issued
+        return issued
+
+
 class WeftMCPServer(MCPServer):
     """MCPServer whose argument errors, unknown tools and crashes keep the hint contract."""
 
@@ -387,7 +406,7 @@ def mcp_asgi_app() -> ASGIApp:
         # The backend the SDK's stack authenticates with (build_server's AuthSettings).
         auth = server.settings.auth
         assert auth is not None and auth.validate_token_resource
-        backend = BearerAuthBackend(server.verifier, resource_server_url=auth.resource_server_url)
+        backend = _TokenBackend(server.verifier, resource_server_url=auth.resource_server_url)
         app = AheadOfMiddleware(app, exchange, backend, list(auth.required_scopes or []), MCP_PATH)
     app = answering_failures(app)
     # Browser-based MCP clients: the same origins the transport security admits.
