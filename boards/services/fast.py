@@ -198,20 +198,20 @@ def claim(*, workspace_id: int, task_id: Any, connection_id: int) -> tuple[Task,
     the task (now Doing, epoch bumped) and its new run; None, having changed nothing, otherwise."""
     params = _claim_of(workspace_id=workspace_id, task_id=task_id, connection_id=connection_id)
     row = _one_row(CLAIM_SQL, params) if params is not None else None
-    if row is None:
+    if params is None or row is None:
         return None
     schedule_relay()
-    return claimed_row(row)
+    return claimed_row(row, workspace_id=workspace_id, connection_id=connection_id, run_id=params["run_id"])
 
 
 async def claim_in_loop(*, workspace_id: int, task_id: Any, connection_id: int) -> tuple[Task, Run] | None:
     """`claim` from the event loop, on its own pool (weft.apool): no thread, the same statement."""
     params = _claim_of(workspace_id=workspace_id, task_id=task_id, connection_id=connection_id)
     row = await apool.fetch_action(CLAIM_SQL, params, final=CLAIM_FINAL) if params is not None else None
-    if row is None:
+    if params is None or row is None:
         return None
     relay_soon()
-    return claimed_row(row)
+    return claimed_row(row, workspace_id=workspace_id, connection_id=connection_id, run_id=params["run_id"])
 
 
 def _claim_of(*, workspace_id: int, task_id: Any, connection_id: int) -> dict[str, Any] | None:

@@ -29,6 +29,7 @@ from boards.services.fast import (
 )
 from boards.services.fast_rows import (
     CLAIM_FINAL,
+    CLAIM_RUN,
     COMPLETE_FINAL,
     Completed,
     claimed_row,
@@ -66,7 +67,7 @@ PICK = f"""pick AS (
 NEXT_METER = """live AS (SELECT %(ws)s::bigint AS workspace, %(cap)s::integer AS cap, false AS suspended),
 """
 NEXT_SELECT = (
-    f"SELECT {meter.ADMITTED}, {meter.USED}, task.*, run.* "  # noqa: S608 (no input, as CLAIM_SQL)
+    f"SELECT {meter.ADMITTED}, {meter.USED}, task.*, {CLAIM_RUN} "  # noqa: S608 (no input, as CLAIM_SQL)
     "FROM live LEFT JOIN task ON true LEFT JOIN run ON true"
 )
 
@@ -88,7 +89,7 @@ NEXT_CLAIM_SQL = _swap(
         BY_ID_CHECKS,
         "",
     ),
-    "SELECT task.*, run.* FROM task, run",
+    CLAIM_FINAL,
     NEXT_SELECT,
 )
 
@@ -115,7 +116,8 @@ async def claim_next_in_loop(*, workspace_id: int, connection_id: int, cap: int 
     if claim[0] is None:
         return NextPick(admitted=admitted, used=used, claimed=None)
     relay_soon()
-    return NextPick(admitted=admitted, used=used, claimed=claimed_row(tuple(claim)))
+    run = {"workspace_id": workspace_id, "connection_id": connection_id, "run_id": params["run_id"]}
+    return NextPick(admitted=admitted, used=used, claimed=claimed_row(tuple(claim), **run))
 
 
 def _next_params(*, workspace_id: int, connection_id: int, cap: int | None) -> dict[str, Any]:
@@ -170,11 +172,12 @@ def _claim_after_completion() -> str:
 
 
 # The completion's row (COMPLETE_FINAL's), the claim's count, the claim's row.
+_NEXT_RUN = _renamed(CLAIM_RUN, {"run": "next_run"})
 COMPLETE_NEXT_FINAL = _swap(
     _swap(
         COMPLETE_FINAL,
         "item.estimated_minutes FROM run",
-        "item.estimated_minutes, second.counted, second.used, next_task.*, next_run.* FROM run",
+        f"item.estimated_minutes, second.counted, second.used, next_task.*, {_NEXT_RUN} FROM run",
     ),
     "LEFT JOIN item ON true",
     "LEFT JOIN item ON true LEFT JOIN second ON true LEFT JOIN next_task ON true LEFT JOIN next_run ON true",
@@ -222,6 +225,7 @@ async def complete_next_in_loop(
         return row
     relay_soon()
     counted, used, *claim = row[_COMPLETION_WIDTH:]
-    claimed = claimed_row(tuple(claim)) if claim[0] is not None else None
+    run = {"workspace_id": workspace_id, "connection_id": connection_id, "run_id": params["next_run_id"]}
+    claimed = claimed_row(tuple(claim), **run) if claim[0] is not None else None
     completed = completed_from(row, params, lists)
     return completed, NextPick(admitted=bool(counted), used=used, claimed=claimed)

@@ -16,7 +16,10 @@ from boards.models import InboxItem, InboxKind, InboxState, Report, Run, Task
 from weft.events import instance_from_row, partial_instance
 
 # The statements' last SELECTs: the gate riding on one puts it after its own (weft.mcp.gate).
-CLAIM_FINAL = "SELECT task.*, run.* FROM task, run"
+# A claim's row: the task as it now is, and of its new run what the statement decided (its id and
+# lease); the rest of the run is the call's values (`claimed_row`).
+CLAIM_RUN = "run.id, run.lease_expires_at"
+CLAIM_FINAL = f"SELECT task.*, {CLAIM_RUN} FROM task, run"  # noqa: S608 (the statements' own text)
 # A completion's row holds what the statement decided and the call did not send: the ids, the
 # task's column, the instant, the review item's minutes. The rest of the run, report and item is
 # what the statement wrote from the call's values (`completed_from` fills it in): read back, the
@@ -39,9 +42,32 @@ def _width(model: type[Model]) -> int:
     return len(model._meta.concrete_fields)
 
 
-def claimed_row(row: tuple[Any, ...]) -> tuple[Task, Run]:
+def claimed_row(
+    row: tuple[Any, ...], *, workspace_id: int, connection_id: int, run_id: Any
+) -> tuple[Task, Run]:
+    """The claimed task and its new run (CLAIM_FINAL's row), the run as the claim wrote it for
+    `connection_id` under `run_id`: begun at the task's update, its lease token's hash deferred."""
     task = instance_from_row(Task, row)
-    run = instance_from_row(Run, row[_width(Task) :])
+    pk, expires = row[_width(Task) : _width(Task) + 2]
+    began = task.updated_at
+    started = {"started_at": began, "last_heartbeat_at": began, "lease_expires_at": expires}
+    run = partial_instance(
+        Run,
+        {
+            "id": pk,
+            "workspace_id": workspace_id,
+            "task_id": task.pk,
+            "run_id": run_id,
+            "connection_id": connection_id,
+            "user_id": None,
+            "epoch": task.epoch,
+            "state": lease.ACTIVE,
+            **started,
+            "ended_at": None,
+            "end_reason": "",
+            "approval_id": None,
+        },
+    )
     run.task = task
     return task, run
 
