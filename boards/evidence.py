@@ -62,8 +62,13 @@ def _artifact_problem(value: Any) -> str | None:
 
 
 def _kept(value: Any, reason: str, size: int) -> dict[str, Any]:
-    """An unusable piece of evidence kept as given (cut to `size` characters of JSON if larger)."""
-    text = json.dumps(value, default=str)
+    """An unusable piece of evidence kept as given (cut to `size` characters of JSON if larger).
+    A number JSON cannot hold (NaN, an infinity: a JSON parser reads 1e400 as one) is kept as the
+    text it prints as, since the report's lists are stored as JSON."""
+    try:
+        text = json.dumps(value, default=str, allow_nan=False)
+    except ValueError:
+        value = text = json.dumps(value, default=str)
     if len(text) > size:
         return {"given": text[:size], "truncated": True, "unverifiable": reason}
     return {"given": value, "unverifiable": reason}

@@ -54,6 +54,21 @@ def test_odd_evidence_is_kept_marked_and_sent_to_a_person(agent, task):
     assert result.hint.marker == "Wait"
 
 
+def test_numbers_json_cannot_hold_are_kept_as_their_text(agent, task):
+    """A JSON parser reads 1e400 as an infinity (and Python's reads NaN): such evidence is kept
+    unverified as the text it prints as, and the report is stored, on every database."""
+    claim = task_claim(task_id=task.pk, connection=agent)
+    nan = float("nan")
+    result = complete(
+        claim, outcome="Imported.", artifacts=[{"kind": "url", "size": float("inf")}], claims=[[nan, 1]]
+    )
+    report = Report.objects.get()
+    assert report.artifacts[0]["given"] == '{"kind": "url", "size": Infinity}'
+    assert report.claims == [{"given": "[NaN, 1]", "unverifiable": "a statement is a string"}]
+    assert result.payload()["report"]["claims"] == report.claims
+    assert result.task.column == Column.DOING and result.hint.marker == "Wait"
+
+
 def test_review_required_sends_the_task_to_the_inbox(agent, make_task):
     task, _claim, item = reviewed(make_task, agent, outcome="imported", next_step="deploy to staging")
     assert item.kind == "review" and item.state == "open"
