@@ -18,15 +18,20 @@ from weft.events import instance_from_row, partial_instance
 # The statements' last SELECTs: the gate riding on one puts it after its own (weft.mcp.gate).
 # A claim's row: the task as it now is, and of its new run what the statement decided (its id and
 # lease); the rest of the run is the call's values (`claimed_row`).
-CLAIM_RUN = "run.id, run.lease_expires_at"
+_CLAIMED_RUN = ("run.id", "run.lease_expires_at")
+CLAIM_RUN = ", ".join(_CLAIMED_RUN)
 CLAIM_FINAL = f"SELECT task.*, {CLAIM_RUN} FROM task, run"  # noqa: S608 (the statements' own text)
 # A completion's row holds what the statement decided and the call did not send: the ids, the
 # task's column, the instant, the review item's minutes. The rest of the run, report and item is
 # what the statement wrote from the call's values (`completed_from` fills it in): read back, the
 # report's lists were decoded again and every timestamp parsed, on every call.
+_COMPLETED = (
+    "run.id", "run.task_id", "run.epoch", "run.ended_at", 'task."column"', "report.id", "item.id",
+    "item.estimated_minutes",
+)  # fmt: skip
 COMPLETE_FINAL = (
-    'SELECT run.id, run.task_id, run.epoch, run.ended_at, task."column", report.id, item.id, '
-    "item.estimated_minutes FROM run CROSS JOIN task CROSS JOIN report LEFT JOIN item ON true"
+    f"SELECT {', '.join(_COMPLETED)} "  # noqa: S608 (the statements' own text)
+    "FROM run CROSS JOIN task CROSS JOIN report LEFT JOIN item ON true"
 )
 
 
@@ -48,7 +53,7 @@ def claimed_row(
     """The claimed task and its new run (CLAIM_FINAL's row), the run as the claim wrote it for
     `connection_id` under `run_id`: begun at the task's update, its lease token's hash deferred."""
     task = instance_from_row(Task, row)
-    pk, expires = row[_width(Task) : _width(Task) + 2]
+    pk, expires = row[_width(Task) : _width(Task) + len(_CLAIMED_RUN)]
     began = task.updated_at
     started = {"started_at": began, "last_heartbeat_at": began, "lease_expires_at": expires}
     run = partial_instance(
@@ -74,7 +79,7 @@ def claimed_row(
 
 def completed_width() -> int:
     """The columns of COMPLETE_FINAL's row."""
-    return COMPLETE_FINAL.count(",") + 1
+    return len(_COMPLETED)
 
 
 def completed_from(row: tuple[Any, ...], params: dict[str, Any], lists: dict[str, Any]) -> Completed:
