@@ -1,6 +1,7 @@
 """A long profile of one cycle series: where the server's time goes, with whole stacks.
 
     python -m bench.profile_cycle [--start-next] [--cycles N] [--blocking] [--out FILE]
+    python -m bench.profile_cycle --rate [--start-next] [--cycles N]
 
 `make bench --profile` samples each series briefly and without stopping the server (partial
 stacks). This runs one series — the plain cycle or startNext, 16 agents, as bench/suite_cycle.py
@@ -8,6 +9,12 @@ drives them — for N cycles under py-spy (`--blocking` pauses the server at eac
 stacks; the rate then drops, the shape stays), then prints the server's busiest frames, leaf and
 inclusive, and the statements pg_stat_statements saw (with their planning, to tell a generic plan
 from one planned on every call). Nothing is timed for a table: it says where to look.
+
+`--rate` runs the series without py-spy and prints its rate with what each side spent a cycle,
+from the kernel's scheduler counters (`/proc/<pid>/schedstat`): the server's CPU, the share of
+the series it spent waiting for a core, the cluster's processes' CPU. Run from two checkouts in
+turn (`cd DIR && PYTHONPATH=DIR .venv/bin/python -m bench.profile_cycle --rate …`), A B A B, it
+compares two versions of the code on the same machine minutes apart.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import time
 from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from asgiref.sync import sync_to_async
@@ -44,9 +52,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--cycles", type=int, default=3000)
     parser.add_argument("--blocking", action="store_true", help="whole stacks (py-spy stops the server)")
     parser.add_argument("--out", type=Path, default=infra.ARTIFACTS / "profile-cycle.txt")
+    parser.add_argument("--rate", action="store_true", help="no profile: the rate, each side's CPU a cycle")
     args = parser.parse_args(argv)
-    spy = infra.py_spy()
-    if spy is None:
+    spy = None if args.rate else infra.py_spy()
+    if spy is None and not args.rate:
         print("py-spy is not in .venv-bench (make .venv-bench/.installed)", file=sys.stderr)
         return 1
     from tests.servers import free_port
@@ -54,12 +63,13 @@ def main(argv: list[str]) -> int:
     with ExitStack() as stack:
         cluster, redis_url = services(stack)
         asyncio.run(_profile(args, spy, cluster, redis_url, free_port()))
-    _print_frames(args.out.read_text())
+    if spy is not None:
+        _print_frames(args.out.read_text())
     return 0
 
 
 async def _profile(
-    args: argparse.Namespace, spy: Path, cluster: infra.Cluster, redis_url: str, port: int
+    args: argparse.Namespace, spy: Path | None, cluster: infra.Cluster, redis_url: str, port: int
 ) -> None:
     from bench import seed
     from bench.suite_cycle import AGENTS, Agents
@@ -72,6 +82,10 @@ async def _profile(
         team = Agents(weft.base, [a.token for a in agents], [ids[i::AGENTS] for i in range(AGENTS)])
         op = team.cycle_next if args.start_next else team.cycle
         await drive(op, concurrency=AGENTS, count=10 * AGENTS, warmup=AGENTS)
+        if spy is None:
+            await _rate(op, args.cycles, AGENTS, weft.proc.pid, infra.children(cluster.postmaster_pid()))
+            await team.aclose()
+            return
         with psycopg.connect(cluster.url, autocommit=True) as conn:
             conn.execute("ALTER SYSTEM SET pg_stat_statements.track_planning = on")
             conn.execute("SELECT pg_reload_conf()")
@@ -95,6 +109,32 @@ async def _profile(
             print("\ncalls  plans  plan ms  exec ms  statement")
             for calls, plans, plan_ms, exec_ms, query in conn.execute(STATEMENTS).fetchall():
                 print(f"{calls:6d} {plans:6d} {plan_ms:8} {exec_ms:8}  {query}")
+
+
+async def _rate(op: Any, cycles: int, agents: int, server: int, backends: list[int]) -> None:
+    """One timed series: its rate, and per cycle the server's CPU, its wait for a core, and the
+    CPU of the cluster's processes that were there when it began (the pool's backends among them;
+    one that ends meanwhile is left out)."""
+    before = {pid: _schedstat(pid) for pid in [server, *backends]}
+    sample = await drive(op, concurrency=agents, count=cycles)
+    after = {pid: _schedstat(pid) for pid in before}
+    done = max(sample.completed, 1)
+    on_cpu, waiting = (after[server][i] - before[server][i] for i in (0, 1))
+    database = sum(after[pid][0] - before[pid][0] for pid in backends if after[pid] != (0, 0))
+    print(
+        f"{sample.completed / sample.elapsed:.1f} cycles/s, errors {sample.errors}; a cycle: server CPU"
+        f" {1e3 * on_cpu / done:.3f} ms, PostgreSQL CPU {1e3 * database / done:.3f} ms; the server"
+        f" waited for a core {waiting / sample.elapsed:.2f} of the series"
+    )
+
+
+def _schedstat(pid: int) -> tuple[float, float]:
+    """Seconds on a core and seconds runnable but waiting for one, so far; (0, 0) once gone."""
+    try:
+        on_cpu, waiting, _ = Path(f"/proc/{pid}/schedstat").read_text().split()
+    except (OSError, ValueError):
+        return 0.0, 0.0
+    return int(on_cpu) / 1e9, int(waiting) / 1e9
 
 
 def _print_frames(raw: str) -> None:

@@ -1,5 +1,6 @@
 """The benchmark harness's arithmetic: percentiles, medians of rounds, ratios, the rotating order,
-the load driver's counting, and reading a py-spy profile (bench/stats.py, bench/driver.py)."""
+the load driver's counting, reading a py-spy profile, and the rate mode's CPU a cycle
+(bench/stats.py, bench/driver.py, bench/profile_cycle.py)."""
 
 from __future__ import annotations
 
@@ -138,3 +139,37 @@ def test_a_profile_is_read_as_shares_of_busy_samples_by_layer() -> None:
     assert summary["waiting on PostgreSQL"] == 0.2
     assert summary["MCP SDK"] == 0.2
     assert summary["(inclusive) in sync_to_async threads"] == 0.8
+
+
+def test_the_rate_mode_counts_each_sides_cpu_a_cycle_from_the_schedulers_counters(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`profile_cycle --rate`: this process stands in for the server (each cycle burns ~3 ms of
+    CPU), a process that has ended for a backend (it counts nothing)."""
+    import os
+    import re
+    import subprocess
+    import time
+
+    from bench.profile_cycle import _rate, _schedstat
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    assert _schedstat(gone.pid) == (0.0, 0.0)
+    on_cpu, waiting = _schedstat(os.getpid())
+    assert on_cpu > 0 and waiting >= 0
+
+    async def burn(worker: int) -> float:
+        began = time.process_time()
+        while time.process_time() - began < 0.003:
+            pass
+        return 0.003
+
+    asyncio.run(_rate(burn, 40, 2, os.getpid(), [gone.pid]))
+    line = capsys.readouterr().out
+    found = re.search(r"server CPU ([\d.]+) ms, PostgreSQL CPU ([\d.]+) ms", line)
+    assert found, line
+    assert 2.5 <= float(found.group(1)) <= 6.0, line
+    assert float(found.group(2)) == 0.0, line
+    rate = re.match(r"([\d.]+) cycles/s, errors 0;", line)
+    assert rate and 100 <= float(rate.group(1)) <= 400, line  # one thread, ~3 ms a cycle
