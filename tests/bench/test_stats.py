@@ -172,4 +172,4 @@ def test_the_rate_mode_counts_each_sides_cpu_a_cycle_from_the_schedulers_counter
     assert 2.5 <= float(found.group(1)) <= 6.0, line
     assert float(found.group(2)) == 0.0, line
     rate = re.match(r"([\d.]+) cycles/s, errors 0;", line)
-    assert rate and 100 <= float(rate.group(1)) <= 400, line  # one thread, ~3 ms a cycle
+    assert rate and 0 < float(rate.group(1)) <= 400, line  # one thread: 3 ms of CPU a cycle at least
