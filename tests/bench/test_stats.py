@@ -142,16 +142,24 @@ def test_a_profile_is_read_as_shares_of_busy_samples_by_layer() -> None:
 
 
 def test_the_rate_mode_counts_each_sides_cpu_a_cycle_from_the_schedulers_counters(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`profile_cycle --rate`: this process stands in for the server (each cycle burns ~3 ms of
-    CPU), a process that has ended for a backend (it counts nothing)."""
+    CPU); for backends, a process that had ended before and one that ends during the series (its
+    counters read as none at the end): neither counts."""
     import os
     import re
     import subprocess
     import time
 
+    from bench import profile_cycle
     from bench.profile_cycle import _rate, _schedstat
+
+    ending = -1  # no such pid: its counters come from `readings`
+    readings = iter([(0.5, 0.1), (0.0, 0.0)])
+    monkeypatch.setattr(
+        profile_cycle, "_schedstat", lambda pid: next(readings) if pid == ending else _schedstat(pid)
+    )
 
     gone = subprocess.Popen(["true"])
     gone.wait()
@@ -165,7 +173,7 @@ def test_the_rate_mode_counts_each_sides_cpu_a_cycle_from_the_schedulers_counter
             pass
         return 0.003
 
-    asyncio.run(_rate(burn, 40, 2, os.getpid(), [gone.pid]))
+    asyncio.run(_rate(burn, 40, 2, os.getpid(), [gone.pid, ending]))
     line = capsys.readouterr().out
     found = re.search(r"server CPU ([\d.]+) ms, PostgreSQL CPU ([\d.]+) ms", line)
     assert found, line
