@@ -12,7 +12,8 @@ from one planned on every call). Nothing is timed for a table: it says where to 
 
 `--rate` runs the series without py-spy and prints its rate with what each side spent a cycle,
 from the kernel's scheduler counters (`/proc/<pid>/schedstat`): the server's CPU, the share of
-the series it spent waiting for a core, the cluster's processes' CPU. Run from two checkouts in
+the series it spent waiting for a core, the cluster's processes' CPU; and the load driver's
+(this process's) CPU. Run from two checkouts in
 turn (`cd DIR && PYTHONPATH=DIR .venv/bin/python -m bench.profile_cycle --rate …`), A B A B, it
 compares two versions of the code on the same machine minutes apart.
 """
@@ -112,11 +113,13 @@ async def _profile(
 
 
 async def _rate(op: Any, cycles: int, agents: int, server: int, backends: list[int]) -> None:
-    """One timed series: its rate, and per cycle the server's CPU, its wait for a core, and the
-    CPU of the cluster's processes that were there when it began (the pool's backends among them;
-    one that ends meanwhile is left out)."""
+    """One timed series: its rate, and per cycle the server's CPU, its wait for a core, the CPU of
+    the cluster's processes that were there when it began (the pool's backends among them; one
+    that ends meanwhile is left out) and the load driver's."""
     before = {pid: _schedstat(pid) for pid in [server, *backends]}
+    client = time.process_time()
     sample = await drive(op, concurrency=agents, count=cycles)
+    client = time.process_time() - client
     after = {pid: _schedstat(pid) for pid in before}
     done = max(sample.completed, 1)
     on_cpu, waiting = (after[server][i] - before[server][i] for i in (0, 1))
@@ -124,7 +127,8 @@ async def _rate(op: Any, cycles: int, agents: int, server: int, backends: list[i
     print(
         f"{sample.completed / sample.elapsed:.1f} cycles/s, errors {sample.errors}; a cycle: server CPU"
         f" {1e3 * on_cpu / done:.3f} ms, PostgreSQL CPU {1e3 * database / done:.3f} ms; the server"
-        f" waited for a core {waiting / sample.elapsed:.2f} of the series"
+        f" waited for a core {waiting / sample.elapsed:.2f} of the series; the load driver's CPU"
+        f" {1e3 * client / done:.3f} ms"
     )
 
 

@@ -5,7 +5,8 @@ strings, datetimes ISO 8601), and who holds a run as people and agents read it.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from boards.models import Approval, Board, InboxItem, Question, Report, Run, Task
@@ -15,7 +16,16 @@ HOLDER_GONE = "someone no longer here"
 
 
 def iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
+    return _iso(value, value.utcoffset()) if value is not None else None
+
+
+@lru_cache(maxsize=1024)
+def _iso(value: datetime, offset: timedelta | None) -> str:
+    """`value.isoformat()`, remembered: an answer prints the same few instants many times over (a
+    claim's start, heartbeat, update and the lease's end). Aware datetimes are equal when they are
+    the same instant, whatever their zone, so the offset is part of the key: each zone's text is
+    its own."""
+    return value.isoformat()
 
 
 def holder_name(run: Run | None) -> str:

@@ -257,6 +257,23 @@ def instance_from_row(model: type[models.Model], values: Sequence[Any]) -> Any:
     return _filled(model, zip(attnames, loaded, strict=True))
 
 
+def attach(instance: models.Model, name: str, related: models.Model) -> None:
+    """`instance.<name> = related` for a forward foreign key of an instance built here: the key's
+    column and the cached object set as the field's descriptor sets them, without its checks (the
+    related object's type, the databases' routing) that a freshly built pair passes anyway."""
+    attname, target, cache_name = _link(type(instance), name)
+    instance.__dict__[attname] = getattr(related, target)
+    instance._state.fields_cache[cache_name] = related
+
+
+@cache
+def _link(model: type[models.Model], name: str) -> tuple[str, str, str]:
+    field = model._meta.get_field(name)
+    if not (field.many_to_one and isinstance(field, models.ForeignKey)):
+        raise ValueError(f"{model.__name__}.{name} is not a forward foreign key")
+    return field.attname, field.target_field.attname, field.cache_name
+
+
 def partial_instance(model: type[models.Model], values: dict[str, Any]) -> Any:
     """An instance of `model` with only `values` (by attribute name) loaded and every other column
     deferred, as `Model.from_db` leaves one given those columns alone, without `Model.__init__`'s
@@ -326,7 +343,7 @@ def events_from_rows(rows: Iterable[Sequence[Any]]) -> list[Event]:
         workspace = workspaces.get(event.workspace_id)
         if workspace is None:
             workspace = workspaces[event.workspace_id] = instance_from_row(Workspace, row[width:])
-        event.workspace = workspace
+        attach(event, "workspace", workspace)
         built.append(event)
     return built
 

@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
 
+import pydantic_core
 from django.conf import settings
 from django.db import connection as db
 from django.db import transaction
@@ -292,6 +293,17 @@ def one_line(sql: str) -> str:
 CLAIM_SQL, COMPLETE_SQL = one_line(CLAIM_SQL), one_line(COMPLETE_SQL)
 
 
+def json_text(value: Any) -> str:
+    """A report's list as JSON text for its jsonb parameter: pydantic-core's encoder, which writes
+    the same value as `json.dumps` (non-ASCII unescaped, no spaces: jsonb keeps neither) several
+    times faster; `json.dumps` for what it cannot encode (a lone surrogate), which PostgreSQL
+    then refuses as before."""
+    try:
+        return pydantic_core.to_json(value).decode()
+    except pydantic_core.PydanticSerializationError:
+        return json.dumps(value)
+
+
 def _complete_params(
     *,
     workspace_id: int,
@@ -310,9 +322,9 @@ def _complete_params(
         "not_accepted_any": bool(not_accepted),
         "outcome": outcome,
         "next_step": next_step,
-        **{name: json.dumps(lists[name]) for name in ("artifacts", "claims", "not_done", "unknowns")},
-        "not_accepted": json.dumps(not_accepted),
-        "verification": json.dumps(lists["verification"]),
+        **{name: json_text(lists[name]) for name in ("artifacts", "claims", "not_done", "unknowns")},
+        "not_accepted": json_text(not_accepted),
+        "verification": json_text(lists["verification"]),
         "passed": lists["passed"],
     }
 

@@ -13,7 +13,7 @@ from django.db.models import Model
 
 from boards import lease
 from boards.models import InboxItem, InboxKind, InboxState, Report, Run, Task
-from weft.events import instance_from_row, partial_instance
+from weft.events import attach, instance_from_row, partial_instance
 
 # The statements' last SELECTs: the gate riding on one puts it after its own (weft.mcp.gate).
 # A claim's row: the task as it now is, and of its new run what the statement decided (its id and
@@ -73,7 +73,7 @@ def claimed_row(
             "approval_id": None,
         },
     )
-    run.task = task
+    attach(run, "task", task)
     return task, run
 
 
@@ -113,7 +113,7 @@ def completed_from(row: tuple[Any, ...], params: dict[str, Any], lists: dict[str
             "end_reason": "completed",
         },
     )
-    run.task = task
+    attach(run, "task", task)
     written = {"workspace_id": workspace_id, "task_id": task_id, "run_id": pk, "created_at": now}
     report = partial_instance(
         Report,

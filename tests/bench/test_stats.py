@@ -144,9 +144,9 @@ def test_a_profile_is_read_as_shares_of_busy_samples_by_layer() -> None:
 def test_the_rate_mode_counts_each_sides_cpu_a_cycle_from_the_schedulers_counters(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`profile_cycle --rate`: this process stands in for the server (each cycle burns ~3 ms of
-    CPU); for backends, a process that had ended before and one that ends during the series (its
-    counters read as none at the end): neither counts."""
+    """`profile_cycle --rate`: this process stands in for the server and the load driver (each
+    cycle burns ~3 ms of CPU); for backends, a process that had ended before and one that ends
+    during the series (its counters read as none at the end): neither counts."""
     import os
     import re
     import subprocess
@@ -181,3 +181,6 @@ def test_the_rate_mode_counts_each_sides_cpu_a_cycle_from_the_schedulers_counter
     assert float(found.group(2)) == 0.0, line
     rate = re.match(r"([\d.]+) cycles/s, errors 0;", line)
     assert rate and 0 < float(rate.group(1)) <= 400, line  # one thread: 3 ms of CPU a cycle at least
+    # The load driver is this process too: its CPU a cycle is the burn's.
+    driver = re.search(r"the load driver's CPU ([\d.]+) ms", line)
+    assert driver and 2.5 <= float(driver.group(1)) <= 6.0, line

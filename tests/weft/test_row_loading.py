@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.db import models
+from django.db import connection, models
 from django.db.models import signals
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from accounts.models import AgentConnection, Plan, Usage, Workspace
 from boards.models import Board, InboxItem, Report, Run, Task
-from weft.events import instance_from_row, partial_instance, row_loading
+from weft.events import attach, instance_from_row, partial_instance, row_loading
 from weft.models import Event
 
 pytestmark = pytest.mark.django_db
@@ -150,3 +152,49 @@ def test_a_model_that_loads_itself_keeps_doing_so(ws_a: Workspace, monkeypatch: 
     built, orm, values = _built_with(monkeypatch, ws_a, "from_db", classmethod(from_db))
     assert loaded == [values]
     assert built == orm
+
+
+def _state_of(instance: models.Model) -> tuple[dict[str, Any], dict[str, Any]]:
+    return {k: v for k, v in vars(instance).items() if k != "_state"}, dict(instance._state.fields_cache)
+
+
+def _links(ws_a: Workspace, ws_b: Workspace, agent: AgentConnection) -> list[tuple[models.Model, str, Any]]:
+    """The links the claim, the completion, the gate and the relay attach (fast_rows, gate, events),
+    each on a row that names another object than the one attached."""
+    board = Board.objects.create(workspace=ws_a, name="B")
+    first, second = (Task.objects.create(workspace=ws_a, board=board, title=t) for t in "TU")
+    now = timezone.now()
+    run = Run.objects.create(
+        workspace=ws_a, task=first, epoch=1, started_at=now, last_heartbeat_at=now, lease_expires_at=now
+    )
+    event = Event.objects.create(workspace=ws_b, type="t", entity_type="e", entity_id="1")
+    plan = Plan.objects.create(code="attached", name="Attached")
+    connection_b = AgentConnection.objects.get(pk=agent.pk)
+    return [
+        (run, "task", second),
+        (ws_a, "plan", plan),
+        (connection_b, "workspace", ws_b),
+        (event, "workspace", ws_a),
+    ]
+
+
+def test_an_attached_object_is_what_the_descriptor_sets(
+    ws_a: Workspace, ws_b: Workspace, agent: AgentConnection
+) -> None:
+    """attach(instance, name, related) leaves the instance as `instance.<name> = related` does:
+    the key's column and the cached object, read back without a query."""
+    for saved, name, related in _links(ws_a, ws_b, agent):
+        model = type(saved)
+        by_descriptor, by_attach = (model._default_manager.get(pk=saved.pk) for _ in "ab")
+        assert getattr(by_attach, f"{name}_id") != related.pk, name  # the link moves
+        setattr(by_descriptor, name, related)
+        attach(by_attach, name, related)
+        assert _state_of(by_attach) == _state_of(by_descriptor), f"{model.__name__}.{name}"
+        with CaptureQueriesContext(connection) as queries:
+            assert getattr(by_attach, name) is related
+        assert len(queries) == 0
+
+
+def test_only_a_forward_foreign_key_is_attached(ws_a: Workspace) -> None:
+    with pytest.raises(ValueError, match="not a forward foreign key"):
+        attach(ws_a, "name", ws_a)

@@ -40,7 +40,7 @@ from accounts.models import AgentConnection, Plan, Seat, Usage, Workspace, month
 from accounts.services.workspaces import usage_refusal
 from weft.apool import _open_pool, _Pools, close_pool, conninfo, ctes_of, enabled, fetch_one
 from weft.errors import WeftError
-from weft.events import instance_from_row
+from weft.events import attach, instance_from_row
 from weft.hints import wait
 
 KIND = Usage.AGENT_CALLS
@@ -108,8 +108,8 @@ def _instances(row: tuple[Any, ...]) -> AgentConnection:
         built.append(instance_from_row(model, row[start:]))
         start += len(model._meta.concrete_fields)
     connection, workspace, plan = built
-    workspace.plan = plan
-    connection.workspace = workspace
+    attach(workspace, "plan", plan)
+    attach(connection, "workspace", workspace)
     return connection  # type: ignore[no-any-return]
 
 
