@@ -52,9 +52,19 @@ class BoundedJSONParser(JSONParser):
         if not data.strip():
             return {}
         try:
-            return json.loads(data.decode("utf-8"))
+            text = data.decode("utf-8")
+            parsed = json.loads(text)
+            if "\\u" in text:
+                # An escaped half of a surrogate pair alone is no character: PostgreSQL cannot
+                # store it, and MCP's parser refuses it too.
+                json.dumps(parsed, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ParseError("JSON parse error - a \\uD800-\\uDFFF escape without its pair") from None
+        except RecursionError:
+            raise ParseError("JSON parse error - arrays or objects nested too deeply") from None
         except (ValueError, UnicodeDecodeError) as exc:
             raise ParseError(f"JSON parse error - {exc}") from None
+        return parsed
 
 
 def gather(request: Request, path_args: dict[str, str], *, tool: str) -> dict[str, Any]:

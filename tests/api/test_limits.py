@@ -5,6 +5,7 @@ bodies that are not JSON objects and huge bodies are refused with a code and a h
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -116,6 +117,8 @@ async def _refusals(b: Both) -> None:
     nul = (await b.rest.call("POST", "tasks", {"title": "Nested", "description": "a\u0000b"})).json()
     assert nul["error"]["details"]["field"] == "description"
     assert nul["_next_action"] == 'Fix: POST /api/v1/tasks {"description": "ab", "title": "Nested"}'
+    held = await b.claim()
+    lease = {"leaseToken": held["leaseToken"]}
     cases: list[tuple[Callable[[], Awaitable[Any]], int, str]] = [
         (
             lambda: b.rest.client.post("/api/v1/tasks", content=b"x" * (5 * 1024 * 1024), headers=_auth(b)),
@@ -139,10 +142,33 @@ async def _refusals(b: Both) -> None:
             415,
             "unsupported_media_type",
         ),
+        (
+            # Half a surrogate pair, escaped: no character, PostgreSQL cannot store it (MCP's parser
+            # refuses it as well). A report's evidence takes any JSON: before the parser refused
+            # it, the completion answered internal_error.
+            lambda: b.rest.client.post(
+                f"/api/v1/runs/{held['runId']}/complete",
+                content=json.dumps({**lease, "outcome": "o", "artifacts": ["half \ud800"]}).encode(),
+                headers=_auth(b),
+            ),
+            422,
+            "invalid_argument",
+        ),
+        (
+            lambda: b.rest.client.post(
+                "/api/v1/tasks", content=b"[" * 100_000 + b"]" * 100_000, headers=_auth(b)
+            ),
+            422,
+            "invalid_argument",
+        ),
         (lambda: b.rest.client.put("/api/v1/tasks", json={}, headers=_auth(b)), 405, "method_not_allowed"),
         (lambda: b.rest.call("GET", "tasks/search", {"query": "x\u0000"}), 422, "invalid_argument"),
         (lambda: b.rest.call("GET", "tasks/not-a-number"), 422, "invalid_argument"),
     ]
+    paired = await b.rest.client.post(
+        "/api/v1/tasks", content=rb'{"title": "whole \ud83d\ude00"}', headers=_auth(b)
+    )
+    assert (paired.status_code, paired.json()["task"]["title"]) == (201, "whole \U0001f600")
     for send, status, code in cases:
         answer = await send()
         body = answer.json()

@@ -169,11 +169,10 @@ def _links(ws_a: Workspace, ws_b: Workspace, agent: AgentConnection) -> list[tup
     )
     event = Event.objects.create(workspace=ws_b, type="t", entity_type="e", entity_id="1")
     plan = Plan.objects.create(code="attached", name="Attached")
-    connection_b = AgentConnection.objects.get(pk=agent.pk)
     return [
         (run, "task", second),
         (ws_a, "plan", plan),
-        (connection_b, "workspace", ws_b),
+        (agent, "workspace", ws_b),
         (event, "workspace", ws_a),
     ]
 
